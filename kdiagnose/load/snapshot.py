@@ -1,0 +1,147 @@
+"""Raw API objects -> Snapshot. Unknown kinds are counted and skipped, never an error."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from kdiagnose.errors import InputError
+from kdiagnose.load.admission import AdmissionContext, admit_pod
+from kdiagnose.load.files import RawObject
+from kdiagnose.model.objects import ModelError, Node, Pod
+from kdiagnose.model.requests import finish_pod
+from kdiagnose.model.snapshot import Snapshot
+from kdiagnose.versions import Dialect
+
+__all__ = ["KNOWN_KINDS", "build_snapshot", "partial_dump_warnings"]
+
+Obj = dict[str, Any]
+
+# Kinds the replay (or its reports) reads; everything else is skipped and counted.
+KNOWN_KINDS = {
+    "Node",
+    "Pod",
+    "Namespace",
+    "PersistentVolumeClaim",
+    "PersistentVolume",
+    "StorageClass",
+    "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
+    "PriorityClass",
+    "PodDisruptionBudget",
+    "Event",
+    "ReplicaSet",
+    "Deployment",
+    "StatefulSet",
+    "DaemonSet",
+    "Job",
+    "CronJob",
+    "ReplicationController",
+    "Service",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "ResourceSlice",
+    "DeviceClass",
+    "LimitRange",
+    "RuntimeClass",
+    "ConfigMap",
+}
+
+
+def _kind_of(raw: RawObject) -> str:
+    kind = raw.obj.get("kind")
+    return kind if isinstance(kind, str) else ""
+
+
+def build_snapshot(
+    objects: Iterable[RawObject],
+    dialect: Dialect,
+    *,
+    list_kinds: Iterable[str] = (),
+    keep_raw: bool = False,
+    admit: bool = True,
+) -> Snapshot:
+    """Group objects by kind, admit pods as the API server would, and build the typed Snapshot."""
+    by_kind: dict[str, list[RawObject]] = {}
+    skipped: Counter[str] = Counter()
+    for raw in objects:
+        kind = _kind_of(raw)
+        if kind in KNOWN_KINDS:
+            by_kind.setdefault(kind, []).append(raw)
+        else:
+            skipped[kind or "<no kind>"] += 1
+    present = set(by_kind) | (set(list_kinds) & KNOWN_KINDS)
+    plain: dict[str, list[Obj]] = {k: [r.obj for r in v] for k, v in by_kind.items() if k not in ("Pod", "Node")}
+    if not dialect.dra_enabled:
+        # resource.k8s.io/v1 does not exist before v1.34 and the DRA gate is off: the API server drops claims.
+        for k in ("ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceClass"):
+            n = len(plain.pop(k, []))
+            if n:
+                skipped[k] += n
+            present.discard(k)
+    ctx = AdmissionContext(plain.get("PriorityClass", []), plain.get("LimitRange", []), plain.get("RuntimeClass", []))
+
+    nodes: list[Node] = []
+    seen_nodes: set[str] = set()
+    for raw in by_kind.get("Node", []):
+        try:
+            node = Node(raw.obj, keep_raw=keep_raw)
+        except ModelError as e:
+            raise InputError(f"{raw.source}: {e}") from None
+        if node.name in seen_nodes:
+            continue  # the same node in two files of one dump: keep the first
+        seen_nodes.add(node.name)
+        nodes.append(node)
+
+    pods: list[Pod] = []
+    seen_pods: set[str] = set()
+    for raw in by_kind.get("Pod", []):
+        obj = raw.obj
+        if admit:
+            if not dialect.dra_enabled:
+                _drop_claims(obj)
+            if not dialect.pod_level_resources and isinstance(obj.get("spec"), dict):
+                obj["spec"].pop("resources", None)
+            admit_pod(obj, ctx)
+        try:
+            pod = Pod(obj, keep_raw=keep_raw)
+        except ModelError as e:
+            raise InputError(f"{raw.source}: {e}") from None
+        if pod.key in seen_pods:
+            continue
+        seen_pods.add(pod.key)
+        finish_pod(pod, dialect)
+        pods.append(pod)
+
+    snap = Snapshot(dialect, nodes, pods, plain, present, skipped)
+    snap.warnings.extend(partial_dump_warnings(snap))
+    return snap
+
+
+def _drop_claims(obj: Obj) -> None:
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        spec.pop("resourceClaims", None)
+        for key in ("containers", "initContainers"):
+            for c in spec.get(key) or []:
+                if isinstance(c, dict) and isinstance(c.get("resources"), dict):
+                    c["resources"].pop("claims", None)
+    status = obj.get("status")
+    if isinstance(status, dict):
+        status.pop("resourceClaimStatuses", None)
+
+
+def partial_dump_warnings(snap: Snapshot) -> list[str]:
+    """Hints that the input is not the whole cluster (which changes the verdict of spread/affinity)."""
+    out = []
+    namespaces = {p.namespace for p in snap.pods}
+    if snap.node_infos and snap.pods and len(namespaces) <= 2 and "kube-system" not in namespaces and len(snap.pods) > 20:
+        out.append(
+            f"the input has pods of only {len(namespaces)} namespace(s) ({', '.join(sorted(namespaces))}): "
+            "was the dump taken without -A/--all-namespaces? Resource, affinity and spread checks may be wrong"
+        )
+    if snap.pods and not snap.node_infos:
+        out.append("the input has pods but no nodes: nothing to schedule onto")
+    return out

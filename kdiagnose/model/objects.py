@@ -1,0 +1,304 @@
+"""Typed, lightweight Pod and Node: only what kube-scheduler reads, extracted once from the API objects.
+
+Other kinds (PVCs, PVs, StorageClasses, PDBs, DRA objects, ...) stay as the raw dicts the API returns:
+the plugins that read them are few and read little, so a model would cost more than it saves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kdiagnose.model.quantity import QuantityError, resource_value
+
+__all__ = [
+    "Container",
+    "ModelError",
+    "Node",
+    "Pod",
+    "Taint",
+    "Toleration",
+    "parse_resource_list",
+]
+
+Obj = dict[str, Any]
+
+
+class ModelError(ValueError):
+    """An object the API server would have rejected (bad quantity, wrong type), with the field path."""
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _str_map(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): "" if v is None else str(v) for k, v in value.items()}
+
+
+def parse_resource_list(raw: Any, where: str) -> dict[str, int]:
+    """A ResourceList as scheduler integers (cpu in millicores); `where` names the field for errors."""
+    out: dict[str, int] = {}
+    if not isinstance(raw, dict):
+        return out
+    for name, q in raw.items():
+        try:
+            out[str(name)] = resource_value(str(name), q)
+        except QuantityError as e:
+            raise ModelError(f"{where}.{name}: {e}") from None
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str
+    operator: str
+    value: str
+    effect: str
+    toleration_seconds: int | None = None
+
+    def tolerates(self, taint: Taint) -> bool:
+        """ToleratesTaint from k8s.io/api/core/v1/toleration.go."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        if self.operator in ("Equal", ""):
+            return self.value == taint.value
+        return False  # Gt/Lt are alpha and off
+
+
+@dataclass(slots=True)
+class Container:
+    """One container's scheduling-relevant fields; requests/limits keep the raw quantities' integers."""
+
+    name: str
+    image: str
+    requests: dict[str, int]
+    limits: dict[str, int]
+    ports: list[tuple[str, str, int, int]]  # (hostIP, protocol, hostPort, containerPort)
+    restart_policy: str  # "Always" marks a sidecar init container
+
+
+def _container(raw: Any, where: str) -> Container:
+    c = _dict(raw)
+    res = _dict(c.get("resources"))
+    ports = []
+    for p in _list(c.get("ports")):
+        p = _dict(p)
+        try:
+            host_port = int(p.get("hostPort") or 0)
+            container_port = int(p.get("containerPort") or 0)
+        except (TypeError, ValueError):
+            raise ModelError(f"{where}.ports: invalid port {p!r}") from None
+        ports.append((str(p.get("hostIP") or ""), str(p.get("protocol") or "TCP"), host_port, container_port))
+    return Container(
+        name=str(c.get("name") or ""),
+        image=str(c.get("image") or ""),
+        requests=parse_resource_list(res.get("requests"), f"{where}.resources.requests"),
+        limits=parse_resource_list(res.get("limits"), f"{where}.resources.limits"),
+        ports=ports,
+        restart_policy=str(c.get("restartPolicy") or ""),
+    )
+
+
+class Pod:
+    """A Pod as the scheduler sees it. `requests` etc. are filled by model.requests at snapshot build."""
+
+    __slots__ = (
+        "affinity",
+        "annotations",
+        "conditions",
+        "container_statuses",
+        "containers",
+        "creation_timestamp",
+        "deletion_timestamp",
+        "host_network",
+        "init_containers",
+        "labels",
+        "name",
+        "namespace",
+        "node_name",
+        "node_selector",
+        "nominated_node_name",
+        "non_zero_cpu",
+        "non_zero_mem",
+        "overhead",
+        "owner_refs",
+        "phase",
+        "pod_resources",
+        "preemption_policy",
+        "priority",
+        "priority_class_name",
+        "raw",
+        "requests",
+        "resize_status",
+        "resource_claim_statuses",
+        "resource_claims",
+        "runtime_class_name",
+        "scheduler_name",
+        "scheduling_gates",
+        "start_time",
+        "tolerations",
+        "topology_spread_constraints",
+        "uid",
+        "volumes",
+    )
+
+    def __init__(self, obj: Obj, keep_raw: bool = False) -> None:
+        meta = _dict(obj.get("metadata"))
+        spec = _dict(obj.get("spec"))
+        status = _dict(obj.get("status"))
+        self.namespace: str = str(meta.get("namespace") or "default")
+        self.name: str = str(meta.get("name") or "")
+        where = f"Pod {self.namespace}/{self.name}"
+        self.uid: str = str(meta.get("uid") or "")
+        self.labels: dict[str, str] = _str_map(meta.get("labels"))
+        self.annotations: dict[str, str] = _str_map(meta.get("annotations"))
+        self.owner_refs: list[dict[str, Any]] = [_dict(r) for r in _list(meta.get("ownerReferences"))]
+        self.creation_timestamp: str = str(meta.get("creationTimestamp") or "")
+        self.deletion_timestamp: str | None = meta.get("deletionTimestamp") or None
+        self.node_name: str = str(spec.get("nodeName") or "")
+        self.scheduler_name: str = str(spec.get("schedulerName") or "default-scheduler")
+        prio = spec.get("priority")
+        self.priority: int = int(prio) if isinstance(prio, int | float) and not isinstance(prio, bool) else 0
+        self.priority_class_name: str = str(spec.get("priorityClassName") or "")
+        self.preemption_policy: str = str(spec.get("preemptionPolicy") or "PreemptLowerPriority")
+        self.runtime_class_name: str = str(spec.get("runtimeClassName") or "")
+        self.node_selector: dict[str, str] = _str_map(spec.get("nodeSelector"))
+        self.affinity: dict[str, Any] = _dict(spec.get("affinity"))
+        self.tolerations: list[Toleration] = [
+            Toleration(
+                key=str(t.get("key") or ""),
+                operator=str(t.get("operator") or "Equal"),
+                value=str(t.get("value") or ""),
+                effect=str(t.get("effect") or ""),
+                toleration_seconds=t.get("tolerationSeconds"),
+            )
+            for t in map(_dict, _list(spec.get("tolerations")))
+        ]
+        self.topology_spread_constraints: list[dict[str, Any]] = [
+            _dict(c) for c in _list(spec.get("topologySpreadConstraints"))
+        ]
+        self.volumes: list[dict[str, Any]] = [_dict(v) for v in _list(spec.get("volumes"))]
+        self.host_network: bool = bool(spec.get("hostNetwork"))
+        self.containers: list[Container] = [
+            _container(c, f"{where} spec.containers[{i}]") for i, c in enumerate(_list(spec.get("containers")))
+        ]
+        self.init_containers: list[Container] = [
+            _container(c, f"{where} spec.initContainers[{i}]")
+            for i, c in enumerate(_list(spec.get("initContainers")))
+        ]
+        self.overhead: dict[str, int] = parse_resource_list(spec.get("overhead"), f"{where} spec.overhead")
+        pod_res = _dict(spec.get("resources"))
+        self.pod_resources: dict[str, dict[str, int]] = {
+            "requests": parse_resource_list(pod_res.get("requests"), f"{where} spec.resources.requests"),
+            "limits": parse_resource_list(pod_res.get("limits"), f"{where} spec.resources.limits"),
+        }
+        self.scheduling_gates: list[str] = [str(_dict(g).get("name") or "") for g in _list(spec.get("schedulingGates"))]
+        self.resource_claims: list[dict[str, Any]] = [_dict(c) for c in _list(spec.get("resourceClaims"))]
+        self.phase: str = str(status.get("phase") or "")
+        self.start_time: str = str(status.get("startTime") or "")
+        self.nominated_node_name: str = str(status.get("nominatedNodeName") or "")
+        self.conditions: list[dict[str, Any]] = [_dict(c) for c in _list(status.get("conditions"))]
+        self.resource_claim_statuses: list[dict[str, Any]] = [
+            _dict(c) for c in _list(status.get("resourceClaimStatuses"))
+        ]
+        self.resize_status: str = str(status.get("resize") or "")
+        # Actuated (status.containerStatuses[].resources) and allocated requests, for in-place resize.
+        self.container_statuses: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
+        for i, cs in enumerate(map(_dict, _list(status.get("containerStatuses")))):
+            actual = _dict(_dict(cs.get("resources")).get("requests"))
+            alloc = _dict(cs.get("allocatedResources"))
+            if actual or alloc:
+                self.container_statuses[str(cs.get("name") or "")] = (
+                    parse_resource_list(actual, f"{where} status.containerStatuses[{i}].resources.requests"),
+                    parse_resource_list(alloc, f"{where} status.containerStatuses[{i}].allocatedResources"),
+                )
+        # Filled by kdiagnose.model.requests.finish_pod once the dialect is known.
+        self.requests: dict[str, int] = {}
+        self.non_zero_cpu: int = 0
+        self.non_zero_mem: int = 0
+        self.raw: Obj | None = obj if keep_raw else None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def terminating(self) -> bool:
+        return self.deletion_timestamp is not None
+
+    def controller_ref(self) -> dict[str, Any] | None:
+        for ref in self.owner_refs:
+            if ref.get("controller"):
+                return ref
+        return None
+
+    def host_ports(self, include_sidecars: bool = True) -> list[tuple[str, str, int]]:
+        """(hostIP, protocol, hostPort) wanted by the pod; hostNetwork makes containerPort the hostPort."""
+        out = []
+        containers = list(self.containers)
+        if include_sidecars:
+            containers += [c for c in self.init_containers if c.restart_policy == "Always"]
+        for c in containers:
+            for ip, proto, hp, cp in c.ports:
+                port = hp if hp > 0 else (cp if self.host_network else 0)
+                if port > 0:
+                    out.append((ip or "0.0.0.0", proto or "TCP", port))
+        return out
+
+    def images(self) -> list[str]:
+        return [c.image for c in self.init_containers] + [c.image for c in self.containers]
+
+    def __repr__(self) -> str:
+        return f"Pod({self.key})"
+
+
+class Node:
+    """A Node as the scheduler sees it."""
+
+    __slots__ = ("allocatable", "annotations", "conditions", "images", "labels", "name", "raw", "taints", "unschedulable")
+
+    def __init__(self, obj: Obj, keep_raw: bool = False) -> None:
+        meta = _dict(obj.get("metadata"))
+        spec = _dict(obj.get("spec"))
+        status = _dict(obj.get("status"))
+        self.name: str = str(meta.get("name") or "")
+        self.labels: dict[str, str] = _str_map(meta.get("labels"))
+        self.annotations: dict[str, str] = _str_map(meta.get("annotations"))
+        self.unschedulable: bool = bool(spec.get("unschedulable"))
+        self.taints: list[Taint] = [
+            Taint(str(t.get("key") or ""), str(t.get("value") or ""), str(t.get("effect") or ""))
+            for t in map(_dict, _list(spec.get("taints")))
+        ]
+        self.allocatable: dict[str, int] = parse_resource_list(
+            status.get("allocatable"), f"Node {self.name} status.allocatable"
+        )
+        self.images: list[tuple[list[str], int]] = []
+        for img in map(_dict, _list(status.get("images"))):
+            size = img.get("sizeBytes")
+            self.images.append(([str(n) for n in _list(img.get("names"))], int(size) if isinstance(size, int) else 0))
+        self.conditions: list[dict[str, Any]] = [_dict(c) for c in _list(status.get("conditions"))]
+        self.raw: Obj | None = obj if keep_raw else None
+
+    def __repr__(self) -> str:
+        return f"Node({self.name})"

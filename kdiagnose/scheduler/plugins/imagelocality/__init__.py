@@ -1,0 +1,1 @@
+"""imagelocality plugin."""

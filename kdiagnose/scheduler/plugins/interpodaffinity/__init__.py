@@ -1,0 +1,1 @@
+"""interpodaffinity plugin."""

@@ -1,0 +1,1 @@
+"""nodeaffinity plugin."""

@@ -1,0 +1,1 @@
+"""podtopologyspread plugin."""

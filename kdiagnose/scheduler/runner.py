@@ -1,0 +1,281 @@
+"""One scheduling cycle per pod (pkg/scheduler/schedule_one.go and framework/runtime/framework.go).
+
+The runner, not the plugins, records which plugin rejected a node, runs plugins in profile order, stops
+at the first failing filter, and builds the message in one place (fit_error.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from kdiagnose.scheduler import names as n
+from kdiagnose.scheduler.diagnosis import Diagnosis, PluginScore, ScoreBreakdown
+from kdiagnose.scheduler.fit_error import NO_NODES_AVAILABLE, fit_error_message, truncate_event
+from kdiagnose.scheduler.framework import (
+    MAX_NODE_SCORE,
+    SUCCESS,
+    Code,
+    CycleState,
+    Handle,
+    Plugin,
+    PreFilterResult,
+    Status,
+)
+from kdiagnose.scheduler.registry import plugin_class
+
+if TYPE_CHECKING:
+    from kdiagnose.model.objects import Pod
+    from kdiagnose.model.snapshot import NodeInfo, Snapshot
+    from kdiagnose.scheduler.profiles import Profile
+
+__all__ = ["Framework"]
+
+_SKIP_KEY = "framework/prefilter-skipped"
+# Plugins with no replayable extension point of their own.
+_NOT_INSTANTIATED = {n.PRIORITY_SORT, n.DEFAULT_BINDER}
+
+
+def _defines(plugin: Plugin, method: str) -> bool:
+    return getattr(type(plugin), method) is not getattr(Plugin, method)
+
+
+class Framework:
+    """A profile instantiated against one snapshot; `schedule(pod)` is one scheduling attempt."""
+
+    def __init__(self, snapshot: Snapshot, profile: Profile) -> None:
+        self.snapshot = snapshot
+        self.profile = profile
+        self.dialect = snapshot.dialect
+        self.plugins: dict[str, Plugin] = {}
+        for name in profile.plugins():
+            if name in _NOT_INSTANTIATED:
+                continue
+            cls = plugin_class(name)
+            if cls is None:
+                continue  # out-of-tree: listed in profile.not_replayed by the config loader
+            handle = Handle(snapshot, self.dialect, dict(profile.plugin_args.get(name, {})))
+            self.plugins[name] = cls(handle)
+
+        def point(names: Iterable[str], method: str) -> list[Plugin]:
+            return [self.plugins[x] for x in names if x in self.plugins and _defines(self.plugins[x], method)]
+
+        self.pre_filter_plugins = point(profile.pre_filter, "pre_filter")
+        self.filter_plugins = point(profile.filter, "filter")
+        self.extension_plugins = [p for p in self.pre_filter_plugins if _defines(p, "add_pod") or _defines(p, "remove_pod")]
+        self.post_filter_plugins = [self.plugins[x] for x in profile.post_filter if x in self.plugins]
+        self.pre_score_plugins = point(profile.pre_score, "pre_score")
+        self.score_plugins = [(self.plugins[x], w or 1) for x, w in profile.score.items() if x in self.plugins]
+
+    # ---------------------------------------------------------------- filter helpers (also for preemption)
+
+    def run_pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult, Status, list[str]]:
+        """RunPreFilterPlugins: Skip disables a Filter, UU stops at once, U is remembered (the last wins)."""
+        result = PreFilterResult()
+        status = SUCCESS
+        skipped: set[str] = set()
+        with_nodes: list[str] = []
+        state.write(_SKIP_KEY, skipped)
+        for pl in self.pre_filter_plugins:
+            r, s = pl.pre_filter(state, pod)
+            if s.code == Code.SKIP:
+                skipped.add(pl.name)
+                continue
+            if not s.ok:
+                s = s.with_plugin(pl.name)
+                if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return result, s, with_nodes
+                if s.code == Code.UNSCHEDULABLE:
+                    status = s
+                    continue
+                return result, Status(Code.ERROR, (f'running PreFilter plugin "{pl.name}": {s.message}',), pl.name), with_nodes
+            if r is not None and r.node_names is not None:
+                with_nodes.append(pl.name)
+                result = result.merge(r)
+                if result.node_names is not None and not result.node_names:
+                    if len(with_nodes) == 1:
+                        msg = f"node(s) didn't satisfy plugin {with_nodes[0]}"
+                    else:
+                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(with_nodes)}] simultaneously"
+                    return result, Status.unresolvable(msg), with_nodes
+        return result, status, with_nodes
+
+    def run_filters(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        skipped: set[str] = state.read(_SKIP_KEY) or set()
+        for pl in self.filter_plugins:
+            if pl.name in skipped:
+                continue
+            s = pl.filter(state, pod, node_info)
+            if not s.ok:
+                if s.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+                    return Status(Code.ERROR, s.reasons, pl.name, s.details)
+                return s.with_plugin(pl.name)
+        return SUCCESS
+
+    def nominated_pods_for(self, pod: Pod, node_name: str) -> list[Pod]:
+        """Pods nominated to a node with priority >= the pod's; off in file mode (each pending pod alone)."""
+        return []
+
+    def run_filters_with_nominated(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """RunFilterPluginsWithNominatedPods: pass 1 with higher-or-equal nominated pods added, pass 2 without."""
+        nominated = self.nominated_pods_for(pod, node_info.name)
+        if not nominated:
+            return self.run_filters(state, pod, node_info)
+        state1 = state.clone()
+        ni1 = node_info.clone()
+        for p in nominated:
+            ni1.add_pod(p)
+            self.run_add_pod(state1, pod, p, ni1)
+        s = self.run_filters(state1, pod, ni1)
+        if not s.ok:
+            return s
+        return self.run_filters(state, pod, node_info)
+
+    def run_add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> Status:
+        skipped: set[str] = state.read(_SKIP_KEY) or set()
+        for pl in self.extension_plugins:
+            if pl.name in skipped:
+                continue
+            s = pl.add_pod(state, pod, pod_to_add, node_info)
+            if not s.ok:
+                return s.with_plugin(pl.name)
+        return SUCCESS
+
+    def run_remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> Status:
+        skipped: set[str] = state.read(_SKIP_KEY) or set()
+        for pl in self.extension_plugins:
+            if pl.name in skipped:
+                continue
+            s = pl.remove_pod(state, pod, pod_to_remove, node_info)
+            if not s.ok:
+                return s.with_plugin(pl.name)
+        return SUCCESS
+
+    # ---------------------------------------------------------------- the cycle
+
+    def schedule(self, pod: Pod) -> Diagnosis:
+        d = Diagnosis(pod=pod, profile=self.profile.scheduler_name, num_all_nodes=self.snapshot.num_nodes)
+        if n.SCHEDULING_GATES in self.profile.pre_enqueue and pod.scheduling_gates:
+            gates = " ".join(pod.scheduling_gates)
+            d.preenqueue = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"waiting for scheduling gates: [{gates}]",), n.SCHEDULING_GATES)
+            return d
+        nodes = self.snapshot.node_infos
+        if not nodes:
+            d.message = d.full_message = NO_NODES_AVAILABLE
+            return d
+
+        state = CycleState()
+        pre_result, pre_status, with_nodes = self.run_pre_filter(state, pod)
+        if not pre_status.ok:
+            if pre_status.code == Code.ERROR:
+                d.prefilter = pre_status
+                d.message = d.full_message = pre_status.message
+                return d
+            d.prefilter = pre_status
+            for ni in nodes:
+                d.verdicts[ni.name] = pre_status
+            d.full_message = self._fail(state, pod, d, prefilter_msg=pre_status.message)
+            d.message = truncate_event(d.full_message)
+            return d
+
+        if pod.nominated_node_name and pod.nominated_node_name in self.snapshot.node_info_by_name:
+            ni = self.snapshot.node_info_by_name[pod.nominated_node_name]
+            s = self.run_filters_with_nominated(state, pod, ni)
+            if s.ok:
+                d.nominated_node_used = True
+                d.verdicts[ni.name] = SUCCESS
+                d.feasible = [ni.name]
+                self._score(state, pod, d, [ni])
+                return d
+
+        candidates = nodes
+        if pre_result.node_names is not None:
+            d.prefilter_node_names = sorted(pre_result.node_names)
+            candidates = [ni for ni in nodes if ni.name in pre_result.node_names]
+            d.not_evaluated = [ni.name for ni in nodes if ni.name not in pre_result.node_names]
+            plugins = " ".join(sorted(with_nodes))
+            d.absent = Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{plugins}]")
+        feasible: list[NodeInfo] = []
+        for ni in candidates:
+            s = self.run_filters_with_nominated(state, pod, ni)
+            d.verdicts[ni.name] = s
+            if s.ok:
+                feasible.append(ni)
+            elif s.code == Code.ERROR:
+                d.full_message = d.message = s.message
+                return d
+        d.feasible = [ni.name for ni in feasible]
+        if feasible:
+            self._score(state, pod, d, feasible)
+            return d
+        statuses = {k: v for k, v in d.verdicts.items()}
+        d.full_message = self._fail(state, pod, d, statuses=statuses)
+        d.message = truncate_event(d.full_message)
+        return d
+
+    def _fail(
+        self, state: CycleState, pod: Pod, d: Diagnosis, *, prefilter_msg: str = "", statuses: dict[str, Status] | None = None
+    ) -> str:
+        absent = d.absent if self.dialect.absent_nodes_counted else None
+        self._post_filter(state, pod, d)
+        post_msg = d.postfilter.message if d.postfilter is not None and not d.postfilter.ok else ""
+        return fit_error_message(
+            d.num_all_nodes,
+            statuses or {},
+            prefilter_msg=prefilter_msg,
+            absent=absent,
+            postfilter_msg=post_msg,
+        )
+
+    def _post_filter(self, state: CycleState, pod: Pod, d: Diagnosis) -> None:
+        """RunPostFilterPlugins: Success or UU returns at once, Error returns at once, else reasons accumulate."""
+        reasons: list[str] = []
+        rejector = ""
+        for pl in self.post_filter_plugins:
+            post = getattr(pl, "post_filter", None)
+            if post is None:
+                continue
+            s: Status = post(state, pod, d, self)
+            if s.ok:
+                d.postfilter = s.with_plugin("") if not s.plugin else s
+                return
+            if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                d.postfilter = s.with_plugin(pl.name)
+                return
+            if s.code not in (Code.UNSCHEDULABLE,):
+                d.postfilter = Status(Code.ERROR, s.reasons, pl.name)
+                return
+            reasons.extend(s.reasons)
+            rejector = rejector or pl.name
+        d.postfilter = Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
+
+    def _score(self, state: CycleState, pod: Pod, d: Diagnosis, feasible: list[NodeInfo]) -> None:
+        """PreScore, Score, NormalizeScore and weights; computed even for one node (reported as unscored)."""
+        skipped: set[str] = set()
+        for pl in self.pre_score_plugins:
+            if pl.name not in dict(self.profile.score):
+                continue
+            s = pl.pre_score(state, pod, feasible)
+            if s.code == Code.SKIP:
+                skipped.add(pl.name)
+        breakdowns = {ni.name: ScoreBreakdown(ni.name) for ni in feasible}
+        for pl, weight in self.score_plugins:
+            if pl.name in skipped:
+                for b in breakdowns.values():
+                    b.skipped.append(pl.name)
+                continue
+            raw: dict[str, int] = {}
+            for ni in feasible:
+                v, _ = pl.score(state, pod, ni)
+                raw[ni.name] = v
+            normalized = dict(raw)
+            pl.normalize_score(state, pod, normalized)
+            for name, v in normalized.items():
+                breakdowns[name].plugins[pl.name] = PluginScore(pl.name, raw[name], max(0, min(MAX_NODE_SCORE, v)), weight)
+        d.scores = breakdowns
+        d.scored_by_scheduler = len(feasible) > 1
+        best = max(b.total for b in breakdowns.values())
+        d.top_nodes = sorted(name for name, b in breakdowns.items() if b.total == best)
+        if len(feasible) == 1:
+            d.top_nodes = [feasible[0].name]
+        d.chosen = d.top_nodes[0]

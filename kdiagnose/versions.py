@@ -1,0 +1,102 @@
+"""Kubernetes release dialects: what changed in kube-scheduler between v1.31 and v1.35 (semantics §1)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["DEFAULT_VERSION", "Dialect", "VersionError", "dialect_for"]
+
+DEFAULT_VERSION = "v1.34.1"
+_SUPPORTED_MINORS = (31, 32, 33, 34, 35)
+
+
+class VersionError(ValueError):
+    """A --k8s-version that is not a Kubernetes release kdiagnose knows."""
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """Behaviour switches of one kube-scheduler release; every version difference is a field here."""
+
+    version: tuple[int, int, int]
+
+    @property
+    def name(self) -> str:
+        return "v{}.{}.{}".format(*self.version)
+
+    @property
+    def minor(self) -> int:
+        return self.version[1]
+
+    @property
+    def taint_reason_names_taint(self) -> bool:
+        """<= v1.34.1 names the first untolerated taint; v1.34.2 (PR #135023) stopped leaking it."""
+        return self.version < (1, 34, 2)
+
+    @property
+    def dra_enabled(self) -> bool:
+        """DynamicResources is in the default profile (gate GA) from v1.34."""
+        return self.minor >= 34
+
+    @property
+    def dra_scores(self) -> bool:
+        """DynamicResources gained a Score extension (weight 2) in v1.35."""
+        return self.minor >= 35
+
+    @property
+    def absent_nodes_counted(self) -> bool:
+        """Nodes outside a PreFilterResult count as `didn't satisfy plugin(s)` from v1.32."""
+        return self.minor >= 32
+
+    @property
+    def fit_uu_over_allocatable(self) -> bool:
+        """A request above the node's whole allocatable is UnschedulableAndUnresolvable from v1.34."""
+        return self.minor >= 34
+
+    @property
+    def balanced_skips_zero_request_pods(self) -> bool:
+        """BalancedAllocation's PreScore skips pods that request nothing from v1.33."""
+        return self.minor >= 33
+
+    @property
+    def pod_level_resources(self) -> bool:
+        """PodLevelResources (spec.resources) is beta and on from v1.34."""
+        return self.minor >= 34
+
+    @property
+    def inplace_resize(self) -> bool:
+        """InPlacePodVerticalScaling is on (beta) from v1.33: running pods count max(spec, actuated, allocated)."""
+        return self.minor >= 33
+
+    @property
+    def rwop_reason_new(self) -> bool:
+        """The ReadWriteOncePod conflict wording changed in v1.34."""
+        return self.minor >= 34
+
+    @property
+    def pv_affinity_reason_new(self) -> bool:
+        """v1.33 renamed `had volume node affinity conflict` to `didn't match PersistentVolume's node affinity`."""
+        return self.minor >= 33
+
+
+_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
+
+
+def dialect_for(version: str | None) -> Dialect:
+    """Parse `v1.34`, `1.35.4`, `v1.33.3-eks-1234` into a Dialect; a bare minor means its newest patch known."""
+    text = (version or DEFAULT_VERSION).strip()
+    m = _VERSION_RE.match(text)
+    if not m:
+        raise VersionError(f"invalid Kubernetes version {text!r} (expected e.g. v1.34.1)")
+    major, minor = int(m.group(1)), int(m.group(2))
+    if major != 1 or minor not in _SUPPORTED_MINORS:
+        raise VersionError(
+            f"unsupported Kubernetes version {text!r}: kdiagnose knows v1.{_SUPPORTED_MINORS[0]}-v1.{_SUPPORTED_MINORS[-1]}"
+        )
+    if m.group(3) is not None:
+        patch = int(m.group(3))
+    else:
+        # v1.34 alone means the default patch (the golden corpus' v1.34.1) so wording matches out of the box.
+        patch = {34: 1}.get(minor, 99)
+    return Dialect((major, minor, patch))

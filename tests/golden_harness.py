@@ -1,0 +1,190 @@
+"""Replays a golden scenario and compares kdiagnose's decisions with the real kube-scheduler's, field by field.
+
+Run directly for a readable diff:  python -m tests.golden_harness [--dir fixtures/golden-v135] [NAME-substring ...]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from kdiagnose.load.files import load_paths
+from kdiagnose.load.snapshot import build_snapshot
+from kdiagnose.scheduler.diagnosis import Diagnosis
+from kdiagnose.scheduler.engine import Scheduler
+from kdiagnose.versions import dialect_for
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+GOLDEN_DIRS = ["golden", "golden-v135", "golden-v133", "golden-v132", "golden-v131", "golden-config"]
+
+# Cases where the real scheduler chose at random between equally good preemption candidates.
+PREEMPTION_ALTERNATIVES: dict[str, list[dict[str, Any]]] = {
+    "random/rand-1-0096": [
+        {"nominated_node": "node-0", "victims": ["shop/web-5"]},
+        {"nominated_node": "node-3", "victims": ["default/web-8"]},
+    ],
+}
+
+
+def scenario_for(golden_json: Path) -> Path:
+    """The scenario YAML: beside the JSON, or in golden/ for the version directories (same relative name)."""
+    rel = golden_json.relative_to(FIXTURES).parts[1:]
+    local = golden_json.with_suffix(".yaml")
+    if local.exists():
+        return local
+    return FIXTURES.joinpath("golden", *rel).with_suffix(".yaml")
+
+
+def case_id(golden_json: Path) -> str:
+    return str(golden_json.relative_to(FIXTURES).with_suffix(""))
+
+
+def all_cases() -> list[Path]:
+    out: list[Path] = []
+    for d in GOLDEN_DIRS:
+        base = FIXTURES / d
+        out += sorted(p for p in base.rglob("*.json") if not p.name.endswith(".config.json"))
+    return out
+
+
+def _status_dict(st: Any) -> dict[str, Any] | None:
+    if st is None:
+        return None
+    return {"plugin": st.plugin, "code": st.code.label, "reasons": list(st.reasons)}
+
+
+def to_golden_shape(d: Diagnosis) -> dict[str, Any]:
+    """The fields of kdiagnose's Diagnosis in the golden files' shape."""
+    filters: dict[str, Any] = {}
+    for name, st in d.verdicts.items():
+        filters[name] = "feasible" if st.ok else _status_dict(st)
+    for name in d.not_evaluated:
+        filters[name] = "not_evaluated"
+    scores = {
+        node: {
+            "plugins": {p: {"score": s.score, "weight": s.weight, "weighted": s.weighted} for p, s in b.plugins.items()},
+            "total": b.total,
+        }
+        for node, b in d.scores.items()
+    }
+    pre = None
+    if d.preemption is not None:
+        pre = {"nominated_node": d.preemption.nominated_node, "victims": sorted(v.key for v in d.preemption.victims)}
+    return {
+        "scheduled": d.scheduled,
+        "node": d.chosen,
+        "message": d.message,
+        "preenqueue_rejected": _status_dict(d.preenqueue),
+        "prefilter": _status_dict(d.prefilter),
+        "prefilter_node_names": d.prefilter_node_names,
+        "filters": filters,
+        "feasible_nodes": sorted(d.feasible),
+        "scores": scores,
+        "top_nodes": d.top_nodes,
+        "preemption": pre,
+        "handled": d.handled,
+    }
+
+
+def load_case(golden_json: Path) -> tuple[dict[str, Any], Scheduler]:
+    golden = json.loads(golden_json.read_text())
+    scenario = scenario_for(golden_json)
+    result = load_paths([str(scenario)])
+    dialect = dialect_for(golden.get("k8s_version"))
+    snap = build_snapshot(result.objects, dialect, list_kinds=result.list_kinds)
+    profiles = None
+    config = golden_json.with_name(golden_json.stem + ".config.yaml")
+    if config.exists():
+        from kdiagnose.schedconfig import load_scheduler_config
+
+        profiles = load_scheduler_config(str(config), dialect, strict=True).profiles
+    return golden, Scheduler(snap, profiles)
+
+
+def compare_case(golden_json: Path) -> list[str]:
+    """Every difference between kdiagnose and the golden file, as readable lines (empty = parity)."""
+    try:
+        golden, sched = load_case(golden_json)
+    except Exception as e:  # a config the real scheduler rejected
+        golden = json.loads(golden_json.read_text())
+        if golden.get("error"):
+            return [] if getattr(e, "exit_code", None) == 2 else [f"config error: expected exit 2, got {e!r}"]
+        raise
+    if golden.get("error"):
+        return [f"expected the config to be rejected: {golden['error']}"]
+    diffs: list[str] = []
+    pods = {p.key: p for p in sched.snapshot.pending}
+    cid = case_id(golden_json)
+    for gp in golden["pods"]:
+        key = gp["pod"]
+        pod = pods.get(key)
+        if pod is None:
+            diffs.append(f"{key}: not found among pending pods")
+            continue
+        ours = to_golden_shape(sched.diagnose(pod))
+        if gp.get("handled") is False:
+            if ours["handled"]:
+                diffs.append(f"{key}: expected not handled ({gp.get('not_handled')})")
+            continue
+        for fld in ("scheduled", "message", "preenqueue_rejected", "prefilter", "prefilter_node_names", "feasible_nodes", "top_nodes"):
+            want = gp.get(fld)
+            if fld == "prefilter_node_names" and want is not None:
+                want = sorted(want)
+            if fld == "top_nodes" and not gp.get("scheduled"):
+                continue
+            if ours[fld] != want:
+                diffs.append(f"{key}: {fld}:\n    want {want!r}\n    got  {ours[fld]!r}")
+        if gp.get("scheduled") and ours["node"] not in (gp.get("top_nodes") or [gp.get("node")]):
+            diffs.append(f"{key}: node: want one of {gp.get('top_nodes')}, got {ours['node']}")
+        for node in sorted(set(gp.get("filters", {})) | set(ours["filters"])):
+            w, g = gp.get("filters", {}).get(node), ours["filters"].get(node)
+            if w != g:
+                diffs.append(f"{key}: filters[{node}]:\n    want {w!r}\n    got  {g!r}")
+        for node in sorted(set(gp.get("scores") or {}) | set(ours["scores"])):
+            w, g = (gp.get("scores") or {}).get(node), ours["scores"].get(node)
+            if w != g:
+                diffs.append(f"{key}: scores[{node}]:\n    want {json.dumps(w, sort_keys=True)}\n    got  {json.dumps(g, sort_keys=True)}")
+        want_pre = gp.get("preemption")
+        if want_pre is not None:
+            want_pre = {"nominated_node": want_pre["nominated_node"], "victims": sorted(want_pre["victims"])}
+        alternatives = PREEMPTION_ALTERNATIVES.get(cid.split("/", 1)[1] if "/" in cid else cid)
+        ok_pre = [want_pre] + [{**a, "victims": sorted(a["victims"])} for a in (alternatives or [])]
+        if ours["preemption"] not in ok_pre:
+            diffs.append(f"{key}: preemption:\n    want {want_pre!r}\n    got  {ours['preemption']!r}")
+    return diffs
+
+
+def main(argv: list[str]) -> int:
+    dirs = GOLDEN_DIRS
+    if "--dir" in argv:
+        i = argv.index("--dir")
+        dirs = [argv[i + 1]]
+        argv = argv[:i] + argv[i + 2 :]
+    quiet = "-q" in argv
+    argv = [a for a in argv if a != "-q"]
+    cases = [c for c in all_cases() if c.relative_to(FIXTURES).parts[0] in dirs]
+    if argv:
+        cases = [c for c in cases if any(a in str(c) for a in argv)]
+    failed = 0
+    for c in cases:
+        try:
+            diffs = compare_case(c)
+        except Exception as e:
+            diffs = [f"crashed: {type(e).__name__}: {e}"]
+        if diffs:
+            failed += 1
+            print(f"FAIL {case_id(c)}")
+            if not quiet:
+                for line in diffs[:12]:
+                    print("   ", line)
+                if len(diffs) > 12:
+                    print(f"    ... {len(diffs) - 12} more")
+    print(f"{len(cases) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
