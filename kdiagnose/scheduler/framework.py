@@ -24,6 +24,8 @@ __all__ = [
     "Plugin",
     "PreFilterResult",
     "Status",
+    "add_note",
+    "notes_of",
 ]
 
 MAX_NODE_SCORE = 100
@@ -138,6 +140,23 @@ class CycleState:
             clone = getattr(v, "clone", None)
             c._data[k] = clone() if callable(clone) else v
         return c
+
+
+_NOTES_KEY = "framework/notes"
+
+
+def add_note(state: CycleState, note: str) -> None:
+    """Record an honesty note for the report, e.g. "not checked: the input has no PersistentVolumes"."""
+    notes: list[str] | None = state.read(_NOTES_KEY)
+    if notes is None:
+        notes = []
+        state.write(_NOTES_KEY, notes)
+    if note not in notes:
+        notes.append(note)
+
+
+def notes_of(state: CycleState) -> list[str]:
+    return list(state.read(_NOTES_KEY) or [])
 
 
 @dataclass(slots=True)

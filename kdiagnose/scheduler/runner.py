@@ -21,6 +21,7 @@ from kdiagnose.scheduler.framework import (
     Plugin,
     PreFilterResult,
     Status,
+    notes_of,
 )
 from kdiagnose.scheduler.registry import plugin_class
 
@@ -154,6 +155,12 @@ class Framework:
     # ---------------------------------------------------------------- the cycle
 
     def schedule(self, pod: Pod) -> Diagnosis:
+        state = CycleState()
+        d = self._schedule(state, pod)
+        d.notes.extend(n for n in notes_of(state) if n not in d.notes)
+        return d
+
+    def _schedule(self, state: CycleState, pod: Pod) -> Diagnosis:
         d = Diagnosis(pod=pod, profile=self.profile.scheduler_name, num_all_nodes=self.snapshot.num_nodes)
         if n.SCHEDULING_GATES in self.profile.pre_enqueue and pod.scheduling_gates:
             gates = " ".join(pod.scheduling_gates)
@@ -164,7 +171,6 @@ class Framework:
             d.message = d.full_message = NO_NODES_AVAILABLE
             return d
 
-        state = CycleState()
         pre_result, pre_status, with_nodes = self.run_pre_filter(state, pod)
         if not pre_status.ok:
             if pre_status.code == Code.ERROR:
