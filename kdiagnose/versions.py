@@ -79,6 +79,23 @@ class Dialect:
         """v1.33 renamed `had volume node affinity conflict` to `didn't match PersistentVolume's node affinity`."""
         return self.minor >= 33
 
+    @property
+    def volume_attributes_class(self) -> bool:
+        """VolumeAttributesClass is GA (on) from v1.34; before, PVs with a class never match a claim."""
+        return self.minor >= 34
+
+    @property
+    def csi_limits_v133(self) -> bool:
+        """From v1.33 NodeVolumeLimits reads limits only from CSINode and also counts VolumeAttachments;
+        before, Node allocatable `attachable-volumes-csi-<driver>` limits count too."""
+        return self.minor >= 33
+
+    @property
+    def sidecar_host_ports(self) -> bool:
+        """Restartable init (sidecar) containers' hostPorts count, wanted and used, from v1.34
+        (scheduler/util GetHostPorts); v1.33 and older read spec.containers only."""
+        return self.minor >= 34
+
 
 _VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
 

@@ -89,7 +89,7 @@ def build_snapshot(
         try:
             node = Node(raw.obj, keep_raw=keep_raw)
         except ModelError as e:
-            raise InputError(f"{raw.source}: {e}") from None
+            raise InputError(f"{raw.where}: {e}") from None
         if node.name in seen_nodes:
             continue  # the same node in two files of one dump: keep the first
         seen_nodes.add(node.name)
@@ -108,7 +108,7 @@ def build_snapshot(
         try:
             pod = Pod(obj, keep_raw=keep_raw)
         except ModelError as e:
-            raise InputError(f"{raw.source}: {e}") from None
+            raise InputError(f"{raw.where}: {e}") from None
         if pod.key in seen_pods:
             continue
         seen_pods.add(pod.key)
@@ -137,11 +137,18 @@ def partial_dump_warnings(snap: Snapshot) -> list[str]:
     """Hints that the input is not the whole cluster (which changes the verdict of spread/affinity)."""
     out = []
     namespaces = {p.namespace for p in snap.pods}
-    if snap.node_infos and snap.pods and len(namespaces) <= 2 and "kube-system" not in namespaces and len(snap.pods) > 20:
+    # `kubectl get pods -o yaml` without -A, or a cluster-info dump without -A (current namespace + kube-system).
+    if snap.node_infos and len(snap.pods) > 20 and (len(namespaces) == 1 or namespaces <= {"default", "kube-system"}):
         out.append(
             f"the input has pods of only {len(namespaces)} namespace(s) ({', '.join(sorted(namespaces))}): "
             "was the dump taken without -A/--all-namespaces? Resource, affinity and spread checks may be wrong"
         )
     if snap.pods and not snap.node_infos:
         out.append("the input has pods but no nodes: nothing to schedule onto")
+    missing = sorted({p.node_name for p in snap.pods if p.node_name and p.node_name not in snap.node_info_by_name})
+    if missing and snap.node_infos:
+        out.append(
+            f"{len(missing)} node(s) that pods are bound to are missing from the input (e.g. {missing[0]}): "
+            "was the node list filtered?"
+        )
     return out

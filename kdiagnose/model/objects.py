@@ -7,6 +7,8 @@ the plugins that read them are few and read little, so a model would cost more t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
+from sys import intern
 from typing import Any
 
 from kdiagnose.model.quantity import QuantityError, resource_value
@@ -37,9 +39,14 @@ def _list(value: Any) -> list[Any]:
 
 
 def _str_map(value: Any) -> dict[str, str]:
-    if not isinstance(value, dict):
+    if not isinstance(value, dict) or not value:
         return {}
-    return {str(k): "" if v is None else str(v) for k, v in value.items()}
+    # Interned: label keys and values repeat across thousands of pods and nodes.
+    return {intern(str(k)): intern("" if v is None else str(v)) for k, v in value.items()}
+
+
+def _istr(value: Any) -> str:
+    return intern(str(value or ""))
 
 
 def parse_resource_list(raw: Any, where: str) -> dict[str, int]:
@@ -86,6 +93,37 @@ class Toleration:
         return False  # Gt/Lt are alpha and off
 
 
+@lru_cache(maxsize=1024)
+def _toleration(key: str, operator: str, value: str, effect: str, seconds: int | None) -> Toleration:
+    # Flyweight: 150,000 pods carry a handful of distinct tolerations (DefaultTolerationSeconds, DaemonSets).
+    return Toleration(key, operator, value, effect, seconds)
+
+
+def _tolerations(raw: Any) -> list[Toleration]:
+    out = []
+    for t in _list(raw):
+        if not isinstance(t, dict):
+            continue
+        secs = t.get("tolerationSeconds")
+        out.append(
+            _toleration(
+                str(t.get("key") or ""),
+                str(t.get("operator") or "Equal"),
+                str(t.get("value") or ""),
+                str(t.get("effect") or ""),
+                secs if isinstance(secs, int) and not isinstance(secs, bool) else None,
+            )
+        )
+    return out
+
+
+# Pod conditions some check reads (triage, in-place resize, preemption's terminating victims).
+_POD_CONDITIONS = {"PodScheduled", "PodResizePending", "PodResizeInProgress", "DisruptionTarget"}
+_OWNER_FIELDS = ("apiVersion", "kind", "name", "controller")
+# Shared by every pod without pod-level resources (most of them); never mutated.
+_NO_POD_RESOURCES: dict[str, dict[str, int]] = {"requests": {}, "limits": {}}
+
+
 @dataclass(slots=True)
 class Container:
     """One container's scheduling-relevant fields; requests/limits keep the raw quantities' integers."""
@@ -111,8 +149,8 @@ def _container(raw: Any, where: str) -> Container:
             raise ModelError(f"{where}.ports: invalid port {p!r}") from None
         ports.append((str(p.get("hostIP") or ""), str(p.get("protocol") or "TCP"), host_port, container_port))
     return Container(
-        name=str(c.get("name") or ""),
-        image=str(c.get("image") or ""),
+        name=_istr(c.get("name")),
+        image=_istr(c.get("image")),
         requests=parse_resource_list(res.get("requests"), f"{where}.resources.requests"),
         limits=parse_resource_list(res.get("limits"), f"{where}.resources.limits"),
         ports=ports,
@@ -167,17 +205,20 @@ class Pod:
         meta = _dict(obj.get("metadata"))
         spec = _dict(obj.get("spec"))
         status = _dict(obj.get("status"))
-        self.namespace: str = str(meta.get("namespace") or "default")
+        self.namespace: str = intern(str(meta.get("namespace") or "default"))
         self.name: str = str(meta.get("name") or "")
         where = f"Pod {self.namespace}/{self.name}"
         self.uid: str = str(meta.get("uid") or "")
         self.labels: dict[str, str] = _str_map(meta.get("labels"))
-        self.annotations: dict[str, str] = _str_map(meta.get("annotations"))
-        self.owner_refs: list[dict[str, Any]] = [_dict(r) for r in _list(meta.get("ownerReferences"))]
-        self.creation_timestamp: str = str(meta.get("creationTimestamp") or "")
+        self.owner_refs: list[dict[str, Any]] = [
+            {k: r[k] for k in _OWNER_FIELDS if k in r} for r in map(_dict, _list(meta.get("ownerReferences")))
+        ]
+        self.creation_timestamp: str = _istr(meta.get("creationTimestamp"))
         self.deletion_timestamp: str | None = meta.get("deletionTimestamp") or None
-        self.node_name: str = str(spec.get("nodeName") or "")
-        self.scheduler_name: str = str(spec.get("schedulerName") or "default-scheduler")
+        self.node_name: str = _istr(spec.get("nodeName"))
+        # Only pending pods' annotations are ever shown; bound pods are many and nobody reads theirs.
+        self.annotations: dict[str, str] = {} if self.node_name else _str_map(meta.get("annotations"))
+        self.scheduler_name: str = intern(str(spec.get("schedulerName") or "default-scheduler"))
         prio = spec.get("priority")
         self.priority: int = int(prio) if isinstance(prio, int | float) and not isinstance(prio, bool) else 0
         self.priority_class_name: str = str(spec.get("priorityClassName") or "")
@@ -185,16 +226,7 @@ class Pod:
         self.runtime_class_name: str = str(spec.get("runtimeClassName") or "")
         self.node_selector: dict[str, str] = _str_map(spec.get("nodeSelector"))
         self.affinity: dict[str, Any] = _dict(spec.get("affinity"))
-        self.tolerations: list[Toleration] = [
-            Toleration(
-                key=str(t.get("key") or ""),
-                operator=str(t.get("operator") or "Equal"),
-                value=str(t.get("value") or ""),
-                effect=str(t.get("effect") or ""),
-                toleration_seconds=t.get("tolerationSeconds"),
-            )
-            for t in map(_dict, _list(spec.get("tolerations")))
-        ]
+        self.tolerations: list[Toleration] = _tolerations(spec.get("tolerations"))
         self.topology_spread_constraints: list[dict[str, Any]] = [
             _dict(c) for c in _list(spec.get("topologySpreadConstraints"))
         ]
@@ -209,16 +241,22 @@ class Pod:
         ]
         self.overhead: dict[str, int] = parse_resource_list(spec.get("overhead"), f"{where} spec.overhead")
         pod_res = _dict(spec.get("resources"))
-        self.pod_resources: dict[str, dict[str, int]] = {
-            "requests": parse_resource_list(pod_res.get("requests"), f"{where} spec.resources.requests"),
-            "limits": parse_resource_list(pod_res.get("limits"), f"{where} spec.resources.limits"),
-        }
+        self.pod_resources: dict[str, dict[str, int]] = (
+            {
+                "requests": parse_resource_list(pod_res.get("requests"), f"{where} spec.resources.requests"),
+                "limits": parse_resource_list(pod_res.get("limits"), f"{where} spec.resources.limits"),
+            }
+            if pod_res
+            else _NO_POD_RESOURCES
+        )
         self.scheduling_gates: list[str] = [str(_dict(g).get("name") or "") for g in _list(spec.get("schedulingGates"))]
         self.resource_claims: list[dict[str, Any]] = [_dict(c) for c in _list(spec.get("resourceClaims"))]
-        self.phase: str = str(status.get("phase") or "")
-        self.start_time: str = str(status.get("startTime") or "")
+        self.phase: str = _istr(status.get("phase"))
+        self.start_time: str = _istr(status.get("startTime"))
         self.nominated_node_name: str = str(status.get("nominatedNodeName") or "")
-        self.conditions: list[dict[str, Any]] = [_dict(c) for c in _list(status.get("conditions"))]
+        self.conditions: list[dict[str, Any]] = [
+            c for c in map(_dict, _list(status.get("conditions"))) if c.get("type") in _POD_CONDITIONS
+        ]
         self.resource_claim_statuses: list[dict[str, Any]] = [
             _dict(c) for c in _list(status.get("resourceClaimStatuses"))
         ]

@@ -50,8 +50,13 @@ def _container_reqs(pod: Pod, c: Container, use_status: bool) -> dict[str, int]:
     return c.requests
 
 
-def pod_requests(pod: Pod, dialect: Dialect, *, use_status: bool, non_missing: bool) -> dict[str, int]:
-    """Containers summed, init containers maxed (sidecars accumulated), pod-level requests, then overhead."""
+def pod_requests(
+    pod: Pod, dialect: Dialect, *, use_status: bool, non_missing: bool, pod_level: bool | None = None
+) -> dict[str, int]:
+    """Containers summed, init containers maxed (sidecars accumulated), pod-level requests, then overhead.
+
+    `pod_level=False` skips pod-level requests even where the release supports them (NodeResourcesFit's
+    scorer never sets enablePodLevelResources upstream); None follows the dialect."""
     reqs: dict[str, int] = {}
     for c in pod.containers:
         cr = _container_reqs(pod, c, use_status)
@@ -72,7 +77,7 @@ def pod_requests(pod: Pod, dialect: Dialect, *, use_status: bool, non_missing: b
             _add(step, sidecars)
         _max(init_max, step)
     _max(reqs, init_max)
-    if dialect.pod_level_resources:
+    if dialect.pod_level_resources if pod_level is None else pod_level:
         for name, v in pod.pod_resources["requests"].items():
             if name in ("cpu", "memory") or name.startswith("hugepages-"):
                 reqs[name] = v
@@ -85,5 +90,11 @@ def finish_pod(pod: Pod, dialect: Dialect) -> None:
     use_status = dialect.inplace_resize and bool(pod.node_name)
     pod.requests = {k: v for k, v in pod_requests(pod, dialect, use_status=use_status, non_missing=False).items()}
     nz = pod_requests(pod, dialect, use_status=use_status, non_missing=True)
+    if dialect.pod_level_resources and any(
+        k in ("cpu", "memory") or k.startswith("hugepages-") for k in pod.pod_resources["requests"]
+    ):
+        # getNonMissingContainerRequests (framework/types.go): with pod-level requests set, the defaults
+        # apply only to resources requested nowhere; the others count as actually requested.
+        nz = {**nz, **{k: pod.requests[k] for k in ("cpu", "memory") if k in pod.requests}}
     pod.non_zero_cpu = nz.get("cpu", 0)
     pod.non_zero_mem = nz.get("memory", 0)

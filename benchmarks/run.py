@@ -1,0 +1,99 @@
+"""Benchmark runner: wall time and peak RSS per phase (parse, build snapshot, diagnose).
+
+    python benchmarks/run.py /tmp/c5k.json            # one dump, one process
+    python benchmarks/run.py --sizes 500,1000,5000    # generate and measure each size in a fresh process
+
+Each measurement runs in its own process so peak RSS is that of one load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def measure(path: str, k8s_version: str, pods_limit: int) -> dict[str, float]:
+    from kdiagnose.load.files import load_paths
+    from kdiagnose.load.snapshot import build_snapshot
+    from kdiagnose.scheduler.engine import Scheduler
+    from kdiagnose.versions import dialect_for
+
+    out: dict[str, float] = {}
+    t0 = time.perf_counter()
+    loaded = load_paths([path])
+    t1 = time.perf_counter()
+    out["parse_s"] = t1 - t0
+    out["parse_rss_mb"] = _rss_mb()
+    snap = build_snapshot(loaded.objects, dialect_for(k8s_version), list_kinds=loaded.list_kinds)
+    del loaded
+    t2 = time.perf_counter()
+    out["snapshot_s"] = t2 - t1
+    out["nodes"] = snap.num_nodes
+    out["pods"] = len(snap.pods)
+    sched = Scheduler(snap)
+    pending = snap.pending[:pods_limit]
+    times = []
+    for p in pending:
+        ts = time.perf_counter()
+        sched.diagnose(p)
+        times.append(time.perf_counter() - ts)
+    out["first_pod_s"] = times[0] if times else 0.0
+    out["next_pods_avg_s"] = sum(times[1:]) / len(times[1:]) if len(times) > 1 else 0.0
+    out["pending_diagnosed"] = len(times)
+    out["total_s"] = time.perf_counter() - t0
+    out["peak_rss_mb"] = _rss_mb()
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dump", nargs="?")
+    ap.add_argument("--sizes", default="")
+    ap.add_argument("--pods-per-node", type=int, default=30)
+    ap.add_argument("--pending", type=int, default=10)
+    ap.add_argument("--format", choices=["json", "yaml"], default="json")
+    ap.add_argument("--k8s-version", default="v1.34.1")
+    ap.add_argument("--workdir", default=os.environ.get("TMPDIR", "/tmp") + "/kdiagnose-bench")
+    a = ap.parse_args()
+    if a.dump:
+        print(json.dumps(measure(a.dump, a.k8s_version, a.pending)))
+        return 0
+    rows = []
+    Path(a.workdir).mkdir(parents=True, exist_ok=True)
+    for size in [int(s) for s in a.sizes.split(",") if s]:
+        dump = Path(a.workdir) / f"cluster-{size}-{a.pods_per_node}.{a.format}"
+        if not dump.exists():
+            subprocess.run(
+                [sys.executable, str(HERE / "generate.py"), "--nodes", str(size), "--pods-per-node", str(a.pods_per_node),
+                 "--pending", str(a.pending), "--format", a.format, "--out", str(dump)],
+                check=True,
+            )
+        res = subprocess.run([sys.executable, __file__, str(dump), "--pending", str(a.pending), "--k8s-version", a.k8s_version],
+                             check=True, capture_output=True, text=True)
+        row = json.loads(res.stdout.strip().splitlines()[-1])
+        row["size_mb"] = dump.stat().st_size / 2**20
+        rows.append(row)
+        print(
+            f"{size:>6} nodes {int(row['pods']):>7} pods {row['size_mb']:>7.0f} MB | parse {row['parse_s']:6.1f}s "
+            f"snapshot {row['snapshot_s']:5.1f}s first pod {row['first_pod_s']:5.2f}s next {row['next_pods_avg_s']:5.3f}s "
+            f"| total {row['total_s']:6.1f}s peak {row['peak_rss_mb']:6.0f} MB",
+            flush=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Subcommands that other modules plug into the CLI (live pod/pods, check)."""

@@ -1,0 +1,158 @@
+"""Whole inputs: files -> Snapshot, `kubectl cluster-info dump` layouts, and the events a dump recorded.
+
+`kubectl cluster-info dump --output-directory DIR` writes `DIR/nodes.json` (a NodeList) and, per namespace,
+`DIR/<ns>/{pods,events,services,deployments,replicasets,daemonsets,replication-controllers}.json` plus
+`DIR/<ns>/<pod>/logs.txt` (ignored). Without `-A` it dumps only the current namespace and kube-system,
+which silently hides most of the cluster's pods: the snapshot warns about that.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from kdiagnose.load.files import LoadResult, load_paths
+from kdiagnose.load.snapshot import build_snapshot
+
+if TYPE_CHECKING:
+    from kdiagnose.model.objects import Pod
+    from kdiagnose.model.snapshot import Snapshot
+    from kdiagnose.report.interface import Recorded
+    from kdiagnose.versions import Dialect
+
+__all__ = [
+    "CLUSTER_INFO_NAMESPACE_FILES",
+    "find_cluster_info_dumps",
+    "input_warnings",
+    "load_snapshot",
+    "recorded_for",
+]
+
+Obj = dict[str, Any]
+
+# Files `kubectl cluster-info dump` writes per namespace (k8s.io/kubectl/pkg/cmd/clusterinfo/clusterinfo_dump.go).
+CLUSTER_INFO_NAMESPACE_FILES = {
+    "events.json",
+    "replication-controllers.json",
+    "services.json",
+    "daemonsets.json",
+    "deployments.json",
+    "replicasets.json",
+    "pods.json",
+}
+# A dump taken with -A has at least default, kube-system, kube-public and kube-node-lease.
+_MIN_ALL_NAMESPACES = 3
+
+
+def find_cluster_info_dumps(relpaths: list[str]) -> dict[str, list[str]]:
+    """Roots (relative, '' = the tree itself) of cluster-info dump layouts -> their namespace folders."""
+    paths = [PurePosixPath(p) for p in relpaths]
+    roots = {p.parent for p in paths if p.name == "nodes.json"}
+    out: dict[str, list[str]] = {}
+    for root in sorted(roots):
+        namespaces = sorted(
+            {
+                p.parent.name
+                for p in paths
+                if p.name in CLUSTER_INFO_NAMESPACE_FILES and p.parent.parent == root and p.parent != root
+            }
+        )
+        if namespaces:
+            out["" if str(root) == "." else str(root)] = namespaces
+    return out
+
+
+def input_warnings(result: LoadResult) -> list[str]:
+    """Warnings only the file layout can tell: a cluster-info dump without -A, nodes without any pods."""
+    out: list[str] = []
+    for root, namespaces in result.cluster_info_dumps.items():
+        if len(namespaces) < _MIN_ALL_NAMESPACES:
+            out.append(
+                f"{root} is a `kubectl cluster-info dump` of only namespace(s) {', '.join(namespaces)}: "
+                "it was taken without --all-namespaces (-A), so pods of other namespaces are missing and "
+                "node usage, affinity and spread checks see less than the cluster has"
+            )
+    kinds = {r.obj.get("kind") for r in result.objects}
+    if "Node" in kinds and "Pod" not in kinds and "Pod" not in result.list_kinds:
+        out.append("the input has nodes but no pods: every node looks empty (dumped with `kubectl get nodes` only?)")
+    return out
+
+
+def load_snapshot(
+    paths: list[str], dialect: Dialect, *, stdin: BinaryIO | None = None, keep_raw: bool = False
+) -> tuple[Snapshot, LoadResult]:
+    """Read every path and build the Snapshot, with the layout warnings added."""
+    result = load_paths(paths, stdin)
+    snap = build_snapshot(result.objects, dialect, list_kinds=result.list_kinds, keep_raw=keep_raw)
+    for w in input_warnings(result):
+        if w not in snap.warnings:
+            snap.warnings.append(w)
+    return snap, result
+
+
+# ---------------------------------------------------------------------------------------------- events
+
+_EVENTS_KEY = "kdiagnose/failed-scheduling-events"
+
+
+def _event_fields(ev: Obj) -> tuple[Obj, str, str, int, str]:
+    """(regarding, reason, message, count, time) of a core/v1 or events.k8s.io/v1 Event."""
+    if isinstance(ev.get("regarding"), dict) or str(ev.get("apiVersion", "")).startswith("events.k8s.io"):
+        series = ev.get("series") if isinstance(ev.get("series"), dict) else {}
+        count = series.get("count") or ev.get("deprecatedCount") or 1
+        when = series.get("lastObservedTime") or ev.get("eventTime") or ev.get("deprecatedLastTimestamp") or ""
+        return ev.get("regarding") or {}, str(ev.get("reason") or ""), str(ev.get("note") or ""), int(count), str(when)
+    count = ev.get("count") or (ev.get("series") or {}).get("count") or 1
+    when = ev.get("lastTimestamp") or ev.get("eventTime") or ev.get("firstTimestamp") or ""
+    return (
+        ev.get("involvedObject") or {},
+        str(ev.get("reason") or ""),
+        str(ev.get("message") or ""),
+        int(count),
+        str(when),
+    )
+
+
+def _failed_scheduling_index(snap: Snapshot) -> dict[str, list[tuple[str, int, str, str]]]:
+    idx: dict[str, list[tuple[str, int, str, str]]] | None = snap.cache.get(_EVENTS_KEY)
+    if idx is None:
+        idx = {}
+        for ev in snap.kind("Event"):
+            try:
+                regarding, reason, message, count, when = _event_fields(ev)
+            except (TypeError, ValueError, AttributeError):
+                continue
+            if reason != "FailedScheduling" or regarding.get("kind", "Pod") != "Pod":
+                continue
+            ns = regarding.get("namespace") or (ev.get("metadata") or {}).get("namespace") or "default"
+            key = f"{ns}/{regarding.get('name')}"
+            idx.setdefault(key, []).append((when, count, message, str(regarding.get("uid") or "")))
+        snap.cache[_EVENTS_KEY] = idx
+    return idx
+
+
+def recorded_for(snap: Snapshot, pod: Pod, replayed_message: str | None) -> Recorded | None:
+    """The latest FailedScheduling event and PodScheduled condition the input recorded for the pod."""
+    from kdiagnose.report.interface import Recorded
+
+    events = [e for e in _failed_scheduling_index(snap).get(pod.key, []) if not e[3] or not pod.uid or e[3] == pod.uid]
+    cond = next((c for c in pod.conditions if c.get("type") == "PodScheduled" and c.get("status") == "False"), None)
+    if not events and cond is None:
+        return None
+    rec = Recorded()
+    if events:
+        when, count, message, _ = max(events, key=lambda e: e[0])
+        rec.message, rec.count = message, count
+    if cond is not None:
+        rec.condition_reason = str(cond.get("reason") or "")
+        rec.condition_message = str(cond.get("message") or "")
+    recorded = rec.message or rec.condition_message or None
+    if recorded and replayed_message is not None and rec.condition_reason != "SchedulingGated":
+        rec.agrees = recorded == replayed_message
+        rec.explanation = (
+            "the replay reproduces the recorded message exactly"
+            if rec.agrees
+            else "the recorded message differs from the replay: the cluster changed since it was recorded, "
+            "or the input lacks objects the scheduler saw"
+        )
+    return rec

@@ -1,0 +1,705 @@
+"""A subset of CEL for DRA device selectors (k8s.io/dynamic-resource-allocation/cel/compile.go).
+
+The environment has one variable, `device`, with `driver`, `attributes` and `capacity`. Missing attribute
+domains read as an empty map (compile.go's `mapper.Find`), so `device.attributes["x"].model` on a device
+without `model` is the runtime error `no such key: model`, as in cel-go.
+
+Supported: literals (int, uint, double, string, bytes-less, bool, null, lists), `.`/`[]` selection, `has()`,
+`! - * / % + < <= > >= == != in && || ?:`, the comprehension macros `all`/`exists`/`exists_one`, string
+functions (`startsWith`, `endsWith`, `contains`, `matches`, `size`, `lowerAscii`, `upperAscii`, `trim`), the
+Kubernetes quantity library (`quantity`, `isQuantity`, `compareTo`, `isGreaterThan`, `isLessThan`, `add`,
+`sub`, `asInteger`, `isInteger`, `asApproximateFloat`, `sign`) and semver library (`semver`, `isSemver`,
+`major`, `minor`, `patch`, `compareTo`, `isGreaterThan`, `isLessThan`). Anything else raises CelUnsupported
+at compile time, so the caller can say so instead of guessing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+from kdiagnose.model.quantity import QuantityError, parse_quantity
+
+__all__ = [
+    "CelRuntimeError",
+    "CelUnsupported",
+    "Program",
+    "Quantity",
+    "Semver",
+    "compile_expression",
+    "device_env",
+    "parse_semver",
+]
+
+
+class CelUnsupported(ValueError):
+    """The expression uses syntax or functions this subset does not implement (or does not parse)."""
+
+
+class CelRuntimeError(ValueError):
+    """An evaluation error cel-go would also report (missing key, no matching overload, ...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """apiserver/pkg/cel Quantity: an exact resource.Quantity."""
+
+    value: Fraction
+
+
+_SEMVER_RE = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
+    r"(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Semver:
+    """blang/semver v4 Version (build metadata does not take part in comparisons)."""
+
+    major: int
+    minor: int
+    patch: int
+    pre: tuple[str, ...] = ()
+
+    def compare(self, other: Semver) -> int:
+        a = (self.major, self.minor, self.patch)
+        b = (other.major, other.minor, other.patch)
+        if a != b:
+            return -1 if a < b else 1
+        if not self.pre or not other.pre:
+            if self.pre == other.pre:
+                return 0
+            return 1 if not self.pre else -1
+        for x, y in zip(self.pre, other.pre, strict=False):
+            if x == y:
+                continue
+            xn, yn = x.isdigit(), y.isdigit()
+            if xn and yn:
+                return -1 if int(x) < int(y) else 1
+            if xn != yn:
+                return -1 if xn else 1
+            return -1 if x < y else 1
+        if len(self.pre) == len(other.pre):
+            return 0
+        return -1 if len(self.pre) < len(other.pre) else 1
+
+
+def parse_semver(text: str) -> Semver:
+    m = _SEMVER_RE.match(text)
+    if not m:
+        raise CelRuntimeError(f"could not parse {text!r} as semver")
+    pre = tuple(m.group(4).split(".")) if m.group(4) else ()
+    return Semver(int(m.group(1)), int(m.group(2)), int(m.group(3)), pre)
+
+
+# ---------------------------------------------------------------- lexer
+
+_TOKEN_RE = re.compile(
+    r"""
+    (?P<ws>\s+)
+  | (?P<float>(?:\d+\.\d+(?:[eE][+-]?\d+)?)|(?:\d+[eE][+-]?\d+)|(?:\.\d+(?:[eE][+-]?\d+)?))
+  | (?P<hex>0[xX][0-9a-fA-F]+[uU]?)
+  | (?P<int>\d+[uU]?)
+  | (?P<string>[rR]?(?:\"\"\"(?:.|\n)*?\"\"\"|'''(?:.|\n)*?'''|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'))
+  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<op>&&|\|\||==|!=|<=|>=|[<>!+\-*/%?:.,()\[\]{}])
+    """,
+    re.VERBOSE,
+)
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "a": "\a", "b": "\b", "f": "\f", "v": "\v", "`": "`", "?": "?"}
+
+
+def _unquote(tok: str) -> str:
+    raw = tok[0] in "rR"
+    if raw:
+        tok = tok[1:]
+    q = 3 if tok[:3] in ('"""', "'''") else 1
+    body = tok[q:-q]
+    if raw:
+        return body
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c != "\\":
+            out.append(c)
+            i += 1
+            continue
+        n = body[i + 1] if i + 1 < len(body) else ""
+        if n in _ESCAPES:
+            out.append(_ESCAPES[n])
+            i += 2
+        elif n in "xX":
+            out.append(chr(int(body[i + 2 : i + 4], 16)))
+            i += 4
+        elif n == "u":
+            out.append(chr(int(body[i + 2 : i + 6], 16)))
+            i += 6
+        elif n == "U":
+            out.append(chr(int(body[i + 2 : i + 10], 16)))
+            i += 10
+        elif n.isdigit():
+            out.append(chr(int(body[i + 1 : i + 4], 8)))
+            i += 4
+        else:
+            raise CelUnsupported(f"invalid escape \\{n}")
+    return "".join(out)
+
+
+def _tokenize(expr: str) -> list[tuple[str, Any]]:
+    toks: list[tuple[str, Any]] = []
+    pos = 0
+    while pos < len(expr):
+        m = _TOKEN_RE.match(expr, pos)
+        if not m:
+            raise CelUnsupported(f"unexpected character {expr[pos]!r} at {pos}")
+        pos = m.end()
+        kind = m.lastgroup or ""
+        text = m.group()
+        if kind == "ws":
+            continue
+        if kind == "float":
+            toks.append(("lit", float(text)))
+        elif kind == "hex":
+            toks.append(("lit", int(text.rstrip("uU"), 16)))
+        elif kind == "int":
+            toks.append(("lit", int(text.rstrip("uU"))))
+        elif kind == "string":
+            toks.append(("lit", _unquote(text)))
+        elif kind == "ident":
+            if text in ("true", "false"):
+                toks.append(("lit", text == "true"))
+            elif text == "null":
+                toks.append(("lit", None))
+            elif text == "in":
+                toks.append(("op", "in"))
+            else:
+                toks.append(("ident", text))
+        else:
+            toks.append(("op", text))
+    toks.append(("eof", None))
+    return toks
+
+
+# ---------------------------------------------------------------- parser (AST as tuples)
+
+Node = tuple[Any, ...]
+
+_FUNCTIONS = {"size", "quantity", "isQuantity", "semver", "isSemver", "int", "double", "string", "bool"}
+_METHODS = {
+    "startsWith",
+    "endsWith",
+    "contains",
+    "matches",
+    "size",
+    "lowerAscii",
+    "upperAscii",
+    "trim",
+    "compareTo",
+    "isGreaterThan",
+    "isLessThan",
+    "add",
+    "sub",
+    "asInteger",
+    "isInteger",
+    "asApproximateFloat",
+    "sign",
+    "major",
+    "minor",
+    "patch",
+}
+_MACROS = {"all", "exists", "exists_one"}
+_RELATIONS = {"<", "<=", ">", ">=", "==", "!=", "in"}
+
+
+class _Parser:
+    def __init__(self, toks: list[tuple[str, Any]]) -> None:
+        self.toks = toks
+        self.i = 0
+
+    def peek(self) -> tuple[str, Any]:
+        return self.toks[self.i]
+
+    def next(self) -> tuple[str, Any]:
+        t = self.toks[self.i]
+        self.i += 1
+        return t
+
+    def accept(self, op: str) -> bool:
+        if self.toks[self.i] == ("op", op):
+            self.i += 1
+            return True
+        return False
+
+    def expect(self, op: str) -> None:
+        if not self.accept(op):
+            raise CelUnsupported(f"expected {op!r}, found {self.peek()[1]!r}")
+
+    def parse(self) -> Node:
+        e = self.expr()
+        if self.peek()[0] != "eof":
+            raise CelUnsupported(f"unexpected {self.peek()[1]!r}")
+        return e
+
+    def expr(self) -> Node:
+        c = self.or_()
+        if self.accept("?"):
+            t = self.or_()
+            self.expect(":")
+            f = self.expr()
+            return ("cond", c, t, f)
+        return c
+
+    def or_(self) -> Node:
+        left = self.and_()
+        while self.accept("||"):
+            left = ("or", left, self.and_())
+        return left
+
+    def and_(self) -> Node:
+        left = self.rel()
+        while self.accept("&&"):
+            left = ("and", left, self.rel())
+        return left
+
+    def rel(self) -> Node:
+        left = self.add()
+        while self.peek()[0] == "op" and self.peek()[1] in _RELATIONS:
+            op = self.next()[1]
+            left = ("binary", op, left, self.add())
+        return left
+
+    def add(self) -> Node:
+        left = self.mul()
+        while self.peek()[0] == "op" and self.peek()[1] in ("+", "-"):
+            op = self.next()[1]
+            left = ("binary", op, left, self.mul())
+        return left
+
+    def mul(self) -> Node:
+        left = self.unary()
+        while self.peek()[0] == "op" and self.peek()[1] in ("*", "/", "%"):
+            op = self.next()[1]
+            left = ("binary", op, left, self.unary())
+        return left
+
+    def unary(self) -> Node:
+        if self.accept("!"):
+            return ("not", self.unary())
+        if self.accept("-"):
+            return ("neg", self.unary())
+        return self.member()
+
+    def args(self) -> list[Node]:
+        out: list[Node] = []
+        if self.accept(")"):
+            return out
+        while True:
+            out.append(self.expr())
+            if self.accept(")"):
+                return out
+            self.expect(",")
+
+    def member(self) -> Node:
+        e = self.primary()
+        while True:
+            if self.accept("."):
+                kind, name = self.next()
+                if kind != "ident":
+                    raise CelUnsupported(f"expected a field name, found {name!r}")
+                if self.accept("("):
+                    if name in _MACROS:
+                        var = self.next()
+                        if var[0] != "ident":
+                            raise CelUnsupported("macro variable must be an identifier")
+                        self.expect(",")
+                        body = self.expr()
+                        self.expect(")")
+                        e = ("macro", name, e, var[1], body)
+                        continue
+                    if name not in _METHODS:
+                        raise CelUnsupported(f"function {name}() is not supported")
+                    e = ("call", name, e, self.args())
+                else:
+                    e = ("select", e, name)
+            elif self.accept("["):
+                key = self.expr()
+                self.expect("]")
+                e = ("index", e, key)
+            else:
+                return e
+
+    def primary(self) -> Node:
+        kind, val = self.next()
+        if kind == "lit":
+            return ("lit", val)
+        if kind == "ident":
+            if self.accept("("):
+                if val == "has":
+                    arg = self.expr()
+                    self.expect(")")
+                    if arg[0] != "select":
+                        raise CelUnsupported("has() needs a field selection")
+                    return ("has", arg)
+                if val not in _FUNCTIONS:
+                    raise CelUnsupported(f"function {val}() is not supported")
+                return ("call", val, None, self.args())
+            return ("ident", val)
+        if (kind, val) == ("op", "("):
+            e = self.expr()
+            self.expect(")")
+            return e
+        if (kind, val) == ("op", "["):
+            items: list[Node] = []
+            if not self.accept("]"):
+                while True:
+                    items.append(self.expr())
+                    if self.accept("]"):
+                        break
+                    self.expect(",")
+            return ("list", items)
+        raise CelUnsupported(f"unexpected {val!r}")
+
+
+# ---------------------------------------------------------------- evaluation
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _type_name(v: Any) -> str:
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int"
+    if isinstance(v, float):
+        return "double"
+    if isinstance(v, str):
+        return "string"
+    if v is None:
+        return "null_type"
+    if isinstance(v, list):
+        return "list"
+    if isinstance(v, dict):
+        return "map"
+    if isinstance(v, Quantity):
+        return "kubernetes.Quantity"
+    if isinstance(v, Semver):
+        return "kubernetes.Semver"
+    return type(v).__name__
+
+
+def _eq(a: Any, b: Any) -> bool:
+    if _is_num(a) and _is_num(b):
+        return bool(a == b)
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_eq(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_eq(a[k], b[k]) for k in a)
+    if isinstance(a, Semver):
+        return a.compare(b) == 0
+    return bool(a == b)
+
+
+def _cmp(op: str, a: Any, b: Any) -> bool:
+    ok = (_is_num(a) and _is_num(b)) or (type(a) is type(b) and isinstance(a, str | bool))
+    if not ok:
+        raise CelRuntimeError(f"no such overload: {_type_name(a)} {op} {_type_name(b)}")
+    if op == "<":
+        return bool(a < b)
+    if op == "<=":
+        return bool(a <= b)
+    if op == ">":
+        return bool(a > b)
+    return bool(a >= b)
+
+
+def _arith(op: str, a: Any, b: Any) -> Any:
+    if op == "+":
+        if (isinstance(a, str) and isinstance(b, str)) or (isinstance(a, list) and isinstance(b, list)):
+            return a + b
+    if not (_is_num(a) and _is_num(b)) or type(a) is not type(b):
+        raise CelRuntimeError(f"no such overload: {_type_name(a)} {op} {_type_name(b)}")
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if isinstance(a, int):
+        if b == 0:
+            raise CelRuntimeError("division by zero" if op == "/" else "modulus by zero")
+        q = abs(a) // abs(b)
+        q = q if (a >= 0) == (b >= 0) else -q  # Go truncates toward zero
+        return q if op == "/" else a - b * q
+    if op == "/":
+        return a / b if b else (float("inf") if a > 0 else float("-inf") if a < 0 else float("nan"))
+    raise CelRuntimeError(f"no such overload: double {op} double")
+
+
+def _as_bool(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise CelRuntimeError(f"no such overload: expected bool, got {_type_name(v)}")
+    return v
+
+
+def _quantity(v: Any) -> Quantity:
+    if not isinstance(v, str):
+        raise CelRuntimeError(f"no such overload: quantity({_type_name(v)})")
+    try:
+        return Quantity(parse_quantity(v))
+    except QuantityError as e:
+        raise CelRuntimeError(f"quantities must match the regular expression: {e}") from None
+
+
+def _sign(x: Fraction) -> int:
+    return (x > 0) - (x < 0)
+
+
+def _method(name: str, target: Any, args: list[Any]) -> Any:
+    if isinstance(target, str):
+        if name in ("startsWith", "endsWith", "contains", "matches") and len(args) == 1 and isinstance(args[0], str):
+            a = args[0]
+            if name == "startsWith":
+                return target.startswith(a)
+            if name == "endsWith":
+                return target.endswith(a)
+            if name == "contains":
+                return a in target
+            try:
+                return re.search(a, target) is not None
+            except re.error as e:
+                raise CelRuntimeError(f"invalid regular expression: {e}") from None
+        if not args:
+            if name == "size":
+                return len(target)
+            if name == "lowerAscii":
+                return "".join(c.lower() if c.isascii() else c for c in target)
+            if name == "upperAscii":
+                return "".join(c.upper() if c.isascii() else c for c in target)
+            if name == "trim":
+                return target.strip()
+    if isinstance(target, list | dict) and name == "size" and not args:
+        return len(target)
+    if isinstance(target, Quantity):
+        if not args:
+            if name == "isInteger":
+                return target.value.denominator == 1 and -(2**63) <= target.value < 2**63
+            if name == "asInteger":
+                if target.value.denominator != 1 or not -(2**63) <= target.value < 2**63:
+                    raise CelRuntimeError("cannot convert value to integer")
+                return int(target.value)
+            if name == "asApproximateFloat":
+                return float(target.value)
+            if name == "sign":
+                return _sign(target.value)
+        if len(args) == 1:
+            other = args[0]
+            if name in ("add", "sub") and (isinstance(other, Quantity) or _is_num(other)):
+                ov = other.value if isinstance(other, Quantity) else Fraction(other)
+                return Quantity(target.value + ov if name == "add" else target.value - ov)
+            if isinstance(other, Quantity):
+                c = _sign(target.value - other.value)
+                if name == "compareTo":
+                    return c
+                if name == "isGreaterThan":
+                    return c > 0
+                if name == "isLessThan":
+                    return c < 0
+    if isinstance(target, Semver):
+        if not args and name in ("major", "minor", "patch"):
+            return int(getattr(target, name))
+        if len(args) == 1 and isinstance(args[0], Semver):
+            c = target.compare(args[0])
+            if name == "compareTo":
+                return c
+            if name == "isGreaterThan":
+                return c > 0
+            if name == "isLessThan":
+                return c < 0
+    arg_types = ", ".join(_type_name(a) for a in args)
+    raise CelRuntimeError(f"no such overload: {_type_name(target)}.{name}({arg_types})")
+
+
+def _function(name: str, args: list[Any]) -> Any:
+    if len(args) == 1:
+        a = args[0]
+        if name == "size" and isinstance(a, str | list | dict):
+            return len(a)
+        if name == "quantity":
+            return _quantity(a)
+        if name == "isQuantity" and isinstance(a, str):
+            try:
+                parse_quantity(a)
+            except QuantityError:
+                return False
+            return True
+        if name == "semver" and isinstance(a, str):
+            return parse_semver(a)
+        if name == "isSemver" and isinstance(a, str):
+            return _SEMVER_RE.match(a) is not None
+        if name == "string" and isinstance(a, str | int | float | bool):
+            return ("true" if a else "false") if isinstance(a, bool) else str(a)
+        if name == "int" and (_is_num(a) or isinstance(a, str)):
+            try:
+                return int(a)
+            except ValueError:
+                raise CelRuntimeError(f"cannot convert {a!r} to int") from None
+        if name == "double" and (_is_num(a) or isinstance(a, str)):
+            try:
+                return float(a)
+            except ValueError:
+                raise CelRuntimeError(f"cannot convert {a!r} to double") from None
+        if name == "bool" and isinstance(a, bool):
+            return a
+    raise CelRuntimeError(f"no such overload: {name}({', '.join(_type_name(a) for a in args)})")
+
+
+class _MissingDomain(dict[str, Any]):
+    """The empty map compile.go's mapper returns for an attribute/capacity domain the device lacks."""
+
+
+class _DomainMap(dict[str, Any]):
+    """device.attributes / device.capacity: lookups of absent domains give an empty map, not an error."""
+
+
+def _lookup(container: Any, key: Any) -> Any:
+    if isinstance(container, dict):
+        if key in container:
+            return container[key]
+        if isinstance(container, _DomainMap):
+            return _MissingDomain()
+        raise CelRuntimeError(f"no such key: {key}")
+    if isinstance(container, list):
+        if not _is_num(key) or int(key) != key:
+            raise CelRuntimeError(f"no such overload: list[{_type_name(key)}]")
+        i = int(key)
+        if not 0 <= i < len(container):
+            raise CelRuntimeError(f"index out of bounds: {i}")
+        return container[i]
+    raise CelRuntimeError(f"no such overload: {_type_name(container)}[{_type_name(key)}]")
+
+
+def _eval(n: Node, env: dict[str, Any]) -> Any:
+    kind = n[0]
+    if kind == "lit":
+        return n[1]
+    if kind == "ident":
+        if n[1] not in env:
+            raise CelRuntimeError(f"undeclared reference to '{n[1]}'")
+        return env[n[1]]
+    if kind == "select":
+        return _lookup(_eval(n[1], env), n[2])
+    if kind == "index":
+        return _lookup(_eval(n[1], env), _eval(n[2], env))
+    if kind == "has":
+        target = _eval(n[1][1], env)
+        if not isinstance(target, dict):
+            raise CelRuntimeError(f"invalid type for field selection: {_type_name(target)}")
+        return n[1][2] in target
+    if kind in ("and", "or"):
+        # CEL's logical operators are commutative over errors: false && error == false, true || error == true.
+        short = kind == "or"
+        errors: list[CelRuntimeError] = []
+        for side in (n[1], n[2]):
+            try:
+                v = _as_bool(_eval(side, env))
+            except CelRuntimeError as e:
+                errors.append(e)
+                continue
+            if v == short:
+                return short
+        if errors:
+            raise errors[0]
+        return not short
+    if kind == "cond":
+        return _eval(n[2], env) if _as_bool(_eval(n[1], env)) else _eval(n[3], env)
+    if kind == "not":
+        return not _as_bool(_eval(n[1], env))
+    if kind == "neg":
+        v = _eval(n[1], env)
+        if not _is_num(v):
+            raise CelRuntimeError(f"no such overload: -{_type_name(v)}")
+        return -v
+    if kind == "list":
+        return [_eval(x, env) for x in n[1]]
+    if kind == "binary":
+        op = n[1]
+        a, b = _eval(n[2], env), _eval(n[3], env)
+        if op == "==":
+            return _eq(a, b)
+        if op == "!=":
+            return not _eq(a, b)
+        if op == "in":
+            if isinstance(b, list):
+                return any(_eq(a, x) for x in b)
+            if isinstance(b, dict):
+                return a in b
+            raise CelRuntimeError(f"no such overload: {_type_name(a)} in {_type_name(b)}")
+        if op in ("<", "<=", ">", ">="):
+            return _cmp(op, a, b)
+        return _arith(op, a, b)
+    if kind == "call":
+        args = [_eval(a, env) for a in n[3]]
+        if n[2] is None:
+            return _function(n[1], args)
+        return _method(n[1], _eval(n[2], env), args)
+    if kind == "macro":
+        _, name, target_n, var, body = n
+        target = _eval(target_n, env)
+        if not isinstance(target, list | dict):
+            raise CelRuntimeError(f"no such overload: {_type_name(target)}.{name}()")
+        results: list[bool] = []
+        for item in list(target):
+            inner = dict(env)
+            inner[var] = item
+            results.append(_as_bool(_eval(body, inner)))
+        if name == "all":
+            return all(results)
+        if name == "exists":
+            return any(results)
+        return sum(results) == 1
+    raise CelUnsupported(f"unknown node {kind}")
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """A compiled selector; `matches(device_env)` returns the boolean result or raises CelRuntimeError."""
+
+    expression: str
+    ast: Node
+
+    def evaluate(self, device: dict[str, Any]) -> bool:
+        v = _eval(self.ast, {"device": device})
+        if not isinstance(v, bool):
+            raise CelRuntimeError(f"CEL result of type {_type_name(v)} could not be converted to bool")
+        return v
+
+
+@lru_cache(maxsize=1024)
+def compile_expression(expression: str) -> Program:
+    """Parse once per distinct expression; raises CelUnsupported for what this subset cannot evaluate."""
+    return Program(expression, _Parser(_tokenize(expression)).parse())
+
+
+def device_env(driver: str, attributes: dict[str, Any], capacity: dict[str, Any]) -> dict[str, Any]:
+    """The `device` variable: attributes/capacity keyed by domain (unqualified names belong to the driver)."""
+    attrs: _DomainMap = _DomainMap()
+    for name, value in attributes.items():
+        domain, _, ident = name.partition("/") if "/" in name else (driver, "", name)
+        attrs.setdefault(domain, {})[ident] = value
+    caps: _DomainMap = _DomainMap()
+    for name, value in capacity.items():
+        domain, _, ident = name.partition("/") if "/" in name else (driver, "", name)
+        caps.setdefault(domain, {})[ident] = value
+    return {"driver": driver, "attributes": attrs, "capacity": caps}
+

@@ -1,0 +1,88 @@
+"""ImageLocality: favours nodes that already have the pod's images, scaled by how widely they are spread
+(plugins/imagelocality/image_locality.go; image states as backend/cache/cache.go builds them)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kdiagnose.scheduler import names
+from kdiagnose.scheduler.framework import MAX_NODE_SCORE, SUCCESS, CycleState, Plugin, Status
+
+if TYPE_CHECKING:
+    from kdiagnose.model.objects import Pod
+    from kdiagnose.model.snapshot import NodeInfo, Snapshot
+
+__all__ = ["ImageIndex", "ImageLocality", "calculate_priority", "image_index", "normalized_image_name"]
+
+MB = 1024 * 1024
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+
+_CACHE_KEY = "imagelocality/index"
+
+
+def normalized_image_name(name: str) -> str:
+    """Append `:latest` when the name has no tag (a `:` after the last `/`); nothing else is normalized,
+    so `nginx` and `docker.io/library/nginx:latest` are different names, as upstream."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+class ImageIndex:
+    """Per snapshot: image name -> (size, number of nodes listing it), and each node's names.
+
+    The size is the one reported by the first node (in snapshot order) listing the name, as the scheduler
+    cache keeps the summary of the first node it saw."""
+
+    __slots__ = ("by_node", "states")
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.states: dict[str, tuple[int, int]] = {}
+        self.by_node: dict[str, frozenset[str]] = {}
+        for ni in snapshot.node_infos:
+            seen: set[str] = set()
+            for image_names, size in ni.node.images:
+                for n in image_names:
+                    if n in seen:
+                        continue
+                    seen.add(n)
+                    st = self.states.get(n)
+                    self.states[n] = (size, 1) if st is None else (st[0], st[1] + 1)
+            self.by_node[ni.name] = frozenset(seen)
+
+
+def image_index(snapshot: Snapshot) -> ImageIndex:
+    idx: ImageIndex | None = snapshot.cache.get(_CACHE_KEY)
+    if idx is None:
+        idx = ImageIndex(snapshot)
+        snapshot.cache[_CACHE_KEY] = idx
+    return idx
+
+
+def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    if sum_scores < MIN_THRESHOLD:
+        sum_scores = MIN_THRESHOLD
+    elif sum_scores > max_threshold:
+        sum_scores = max_threshold
+    return MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+
+
+class ImageLocality(Plugin):
+    name = names.IMAGE_LOCALITY
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
+        idx = image_index(self.snapshot)
+        total_nodes = self.snapshot.num_nodes
+        have = idx.by_node.get(node_info.name, frozenset())
+        total = 0
+        images = pod.images()
+        if have:
+            for image in images:
+                name = normalized_image_name(image)
+                if name in have:
+                    size, count = idx.states[name]
+                    # scaledImageScore: float64 spread, truncated to int64.
+                    total += int(float(size) * (float(count) / float(total_nodes)))
+        return calculate_priority(total, len(images)), SUCCESS

@@ -1,0 +1,348 @@
+"""NodeResourcesFit: requests must fit the node's free allocatable; scoring strategies LeastAllocated,
+MostAllocated, RequestedToCapacityRatio (plugins/noderesources/{fit,resource_allocation,least_allocated,
+most_allocated,requested_to_capacity_ratio}.go, helper/shape_score.go)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kdiagnose.scheduler import names
+from kdiagnose.scheduler.framework import (
+    MAX_NODE_SCORE,
+    SUCCESS,
+    Code,
+    CycleState,
+    Handle,
+    Plugin,
+    PreFilterResult,
+    Status,
+)
+from kdiagnose.scheduler.plugins.noderesources.resource_names import (
+    is_extended_resource_name,
+    is_scalar_resource_name,
+)
+
+if TYPE_CHECKING:
+    from kdiagnose.model.objects import Pod
+    from kdiagnose.model.snapshot import NodeInfo
+
+__all__ = [
+    "ERR_REASON_TOO_MANY_PODS",
+    "LEAST_ALLOCATED",
+    "MOST_ALLOCATED",
+    "REQUESTED_TO_CAPACITY_RATIO",
+    "Fit",
+    "InsufficientResource",
+    "ResourceScorer",
+    "fits_request",
+    "insufficient_reason",
+]
+
+ERR_REASON_TOO_MANY_PODS = "Too many pods"
+_ERR_REASON_INSUFFICIENT_FMT = "Insufficient {}"
+
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+
+# config.MaxCustomPriorityScore: shape scores are 0-10, scaled to MaxNodeScore.
+MAX_CUSTOM_PRIORITY_SCORE = 10
+_MAX_UTILIZATION = 100
+DEFAULT_RESOURCES: tuple[tuple[str, int], ...] = (("cpu", 1), ("memory", 1))
+
+_PRE_FILTER_KEY = "PreFilter" + names.NODE_RESOURCES_FIT
+_PRE_SCORE_KEY = "PreScore" + names.NODE_RESOURCES_FIT
+_FIXED = ("cpu", "memory", "ephemeral-storage")
+
+
+def insufficient_reason(resource: str) -> str:
+    return _ERR_REASON_INSUFFICIENT_FMT.format(resource)
+
+
+@dataclass(frozen=True, slots=True)
+class InsufficientResource:
+    resource: str
+    reason: str
+    requested: int
+    used: int
+    capacity: int
+    unresolvable: bool
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "resource": self.resource,
+            "requested": self.requested,
+            "free": self.capacity - self.used,
+            "allocatable": self.capacity,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _PodRequest:
+    """framework.Resource of the pod: cpu/memory/ephemeral-storage plus scalar resources (sorted names)."""
+
+    fixed: tuple[tuple[str, int], ...]
+    scalar: tuple[tuple[str, int], ...]
+
+    @property
+    def empty(self) -> bool:
+        return all(v == 0 for _, v in self.fixed) and not self.scalar
+
+
+def _pod_request(pod: Pod) -> _PodRequest:
+    reqs = pod.requests
+    fixed = tuple((r, reqs.get(r, 0)) for r in _FIXED)
+    # SetMaxResource keeps only scalar names besides the fixed ones; Go iterates the map in random order,
+    # sorted here so reasons are stable.
+    scalar = tuple(
+        (k, reqs[k]) for k in sorted(reqs) if k not in _FIXED and k != "pods" and is_scalar_resource_name(k)
+    )
+    return _PodRequest(fixed, scalar)
+
+
+def fits_request(
+    req: _PodRequest,
+    node_info: NodeInfo,
+    ignored: frozenset[str] = frozenset(),
+    ignored_groups: frozenset[str] = frozenset(),
+) -> list[InsufficientResource]:
+    """fitsRequest: pods first, then cpu, memory, ephemeral-storage, then scalar resources."""
+    out: list[InsufficientResource] = []
+    alloc = node_info.allocatable
+    used = node_info.requested
+    allowed = alloc.get("pods", 0)
+    n_pods = len(node_info.pods)
+    if n_pods + 1 > allowed:
+        out.append(InsufficientResource("pods", ERR_REASON_TOO_MANY_PODS, 1, n_pods, allowed, False))
+    if req.empty:
+        return out
+    for r, q in req.fixed:
+        if q <= 0:
+            continue
+        a, u = alloc.get(r, 0), used.get(r, 0)
+        if q > a - u:
+            out.append(InsufficientResource(r, insufficient_reason(r), q, u, a, q > a))
+    for r, q in req.scalar:
+        if q == 0:
+            continue
+        if is_extended_resource_name(r) and (
+            r in ignored or (ignored_groups and r.split("/")[0] in ignored_groups)
+        ):
+            continue
+        a, u = alloc.get(r, 0), used.get(r, 0)
+        if q > a - u:
+            out.append(InsufficientResource(r, insufficient_reason(r), q, u, a, q > a))
+    return out
+
+
+# ---- scoring -----------------------------------------------------------------------------------------
+
+ScoreFn = Callable[[list[int], list[int]], int]
+
+
+def _least_requested(requested: int, capacity: int) -> int:
+    if capacity == 0 or requested > capacity:
+        return 0
+    return (capacity - requested) * MAX_NODE_SCORE // capacity
+
+
+def _most_requested(requested: int, capacity: int) -> int:
+    if capacity == 0:
+        return 0
+    return min(requested, capacity) * MAX_NODE_SCORE // capacity
+
+
+def _weighted_truncating(per: Callable[[int, int], int], weights: list[int]) -> ScoreFn:
+    """least/most allocated: Σ score·w / Σ w with integer division (truncates)."""
+
+    def score(requested: list[int], allocatable: list[int]) -> int:
+        total = wsum = 0
+        for i, req in enumerate(requested):
+            if allocatable[i] == 0:
+                continue
+            total += per(req, allocatable[i]) * weights[i]
+            wsum += weights[i]
+        return total // wsum if wsum else 0
+
+    return score
+
+
+def broken_linear(shape: list[tuple[int, int]]) -> Callable[[int], int]:
+    """helper.BuildBrokenLinearFunction over (utilization, score) points sorted by utilization."""
+
+    def f(p: int) -> int:
+        for i, (u, s) in enumerate(shape):
+            if p <= u:
+                if i == 0:
+                    return s
+                pu, ps = shape[i - 1]
+                return ps + _go_div((s - ps) * (p - pu), u - pu)
+        return shape[-1][1]
+
+    return f
+
+
+def _go_div(a: int, b: int) -> int:
+    """Go integer division truncates toward zero (shape segments may descend)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _go_round(x: float) -> int:
+    """math.Round: half away from zero."""
+    return int(x + 0.5) if x >= 0 else -int(-x + 0.5)
+
+
+def _rtcr(shape_points: list[tuple[int, int]], weights: list[int]) -> ScoreFn:
+    raw = broken_linear([(u, s * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE)) for u, s in shape_points])
+
+    def per(requested: int, capacity: int) -> int:
+        if capacity == 0 or requested > capacity:
+            return raw(_MAX_UTILIZATION)
+        return raw(requested * _MAX_UTILIZATION // capacity)
+
+    def score(requested: list[int], allocatable: list[int]) -> int:
+        total = wsum = 0
+        for i, req in enumerate(requested):
+            if allocatable[i] == 0:
+                continue
+            s = per(req, allocatable[i])
+            # Only resources scoring above zero count towards the weights (requested_to_capacity_ratio.go).
+            if s > 0:
+                total += s * weights[i]
+                wsum += weights[i]
+        return _go_round(total / wsum) if wsum else 0
+
+    return score
+
+
+def parse_resources(raw: Any) -> list[tuple[str, int]]:
+    """[]ResourceSpec with v1 defaulting: none -> cpu:1, memory:1; a weight of 0 -> 1."""
+    if not isinstance(raw, list) or not raw:
+        return list(DEFAULT_RESOURCES)
+    out = []
+    for r in raw:
+        r = r if isinstance(r, dict) else {}
+        w = r.get("weight")
+        out.append((str(r.get("name") or ""), int(w) if isinstance(w, int) and w else 1))
+    return out
+
+
+class ResourceScorer:
+    """resourceAllocationScorer: per configured resource, (allocatable, node requested + pod request)."""
+
+    def __init__(self, resources: list[tuple[str, int]], fn: ScoreFn, use_requested: bool) -> None:
+        self.resources = resources
+        self.names = [r for r, _ in resources]
+        self.fn = fn
+        self.use_requested = use_requested
+
+    def pod_requests(self, pod: Pod) -> list[int]:
+        """calculatePodResourceRequestList; without use_requested, cpu/memory get the non-zero defaults."""
+        out = []
+        for r in self.names:
+            if not self.use_requested and r == "cpu":
+                out.append(pod.non_zero_cpu)
+            elif not self.use_requested and r == "memory":
+                out.append(pod.non_zero_mem)
+            else:
+                out.append(pod.requests.get(r, 0))
+        return out
+
+    def _alloc_request(self, node_info: NodeInfo, r: str, pod_req: int) -> tuple[int, int]:
+        alloc = node_info.allocatable
+        if pod_req == 0 and is_scalar_resource_name(r):
+            return 0, 0
+        if r == "cpu":
+            used = node_info.requested.get("cpu", 0) if self.use_requested else node_info.non_zero_cpu
+            return alloc.get("cpu", 0), used + pod_req
+        if r == "memory":
+            used = node_info.requested.get("memory", 0) if self.use_requested else node_info.non_zero_mem
+            return alloc.get("memory", 0), used + pod_req
+        if r == "ephemeral-storage":
+            return alloc.get(r, 0), node_info.requested.get(r, 0) + pod_req
+        if r in alloc and is_scalar_resource_name(r):
+            return alloc[r], node_info.requested.get(r, 0) + pod_req
+        return 0, 0
+
+    def vectors(self, node_info: NodeInfo, pod_requests: list[int]) -> tuple[list[int], list[int]]:
+        requested = [0] * len(self.names)
+        allocatable = [0] * len(self.names)
+        for i, r in enumerate(self.names):
+            a, q = self._alloc_request(node_info, r, pod_requests[i])
+            if a == 0:
+                continue
+            allocatable[i] = a
+            requested[i] = q
+        return requested, allocatable
+
+    def score(self, node_info: NodeInfo, pod_requests: list[int]) -> tuple[int, Status]:
+        if not self.names:
+            return 0, Status.error("resources not found")
+        requested, allocatable = self.vectors(node_info, pod_requests)
+        return self.fn(requested, allocatable), SUCCESS
+
+
+def build_scorer(strategy: Any) -> ResourceScorer:
+    """NodeResourcesFitArgs.scoringStrategy as defaulted by v1 SetDefaults_NodeResourcesFitArgs."""
+    strategy = strategy if isinstance(strategy, dict) else {}
+    kind = str(strategy.get("type") or LEAST_ALLOCATED)
+    resources = parse_resources(strategy.get("resources"))
+    weights = [w for _, w in resources]
+    if kind == MOST_ALLOCATED:
+        return ResourceScorer(resources, _weighted_truncating(_most_requested, weights), False)
+    if kind == REQUESTED_TO_CAPACITY_RATIO:
+        rtcr = strategy.get("requestedToCapacityRatio") or {}
+        points = []
+        for p in (rtcr.get("shape") if isinstance(rtcr, dict) else None) or ():
+            p = p if isinstance(p, dict) else {}
+            points.append((int(p.get("utilization") or 0), int(p.get("score") or 0)))
+        if not points:
+            raise ValueError(
+                "scoringStrategy.requestedToCapacityRatio.shape: Required value: at least one point"
+            )
+        return ResourceScorer(resources, _rtcr(points, weights), False)
+    if kind != LEAST_ALLOCATED:
+        raise ValueError(f"scoring strategy {kind} is not supported")
+    return ResourceScorer(resources, _weighted_truncating(_least_requested, weights), False)
+
+
+class Fit(Plugin):
+    name = names.NODE_RESOURCES_FIT
+
+    def __init__(self, handle: Handle) -> None:
+        super().__init__(handle)
+        args = handle.args
+        self.ignored = frozenset(str(x) for x in args.get("ignoredResources") or ())
+        self.ignored_groups = frozenset(str(x) for x in args.get("ignoredResourceGroups") or ())
+        self.scorer = build_scorer(args.get("scoringStrategy"))
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:
+        state.write(_PRE_FILTER_KEY, _pod_request(pod))
+        return None, SUCCESS
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        req: _PodRequest | None = state.read(_PRE_FILTER_KEY)
+        if req is None:
+            req = _pod_request(pod)
+        insufficient = fits_request(req, node_info, self.ignored, self.ignored_groups)
+        if not insufficient:
+            return SUCCESS
+        code = Code.UNSCHEDULABLE
+        if self.dialect.fit_uu_over_allocatable and any(i.unresolvable for i in insufficient):
+            code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        return Status(
+            code, tuple(i.reason for i in insufficient), "", tuple(i.details() for i in insufficient)
+        )
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
+        state.write(_PRE_SCORE_KEY, self.scorer.pod_requests(pod))
+        return SUCCESS
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
+        reqs: list[int] | None = state.read(_PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = self.scorer.pod_requests(pod)
+        return self.scorer.score(node_info, reqs)

@@ -1,0 +1,196 @@
+"""PodTopologySpread PreFilter/Filter and the AddPod/RemovePod extensions (plugins/podtopologyspread/filtering.go).
+
+PreFilter counts, per hard constraint, the matching pods of every eligible topology domain in one pass over
+the pod's namespace; Filter is then a dictionary lookup per node.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kdiagnose.scheduler import names
+from kdiagnose.scheduler.framework import SKIP, SUCCESS, CycleState, PreFilterResult, Status
+from kdiagnose.scheduler.plugins.helper.node_selector import RequiredNodeSelector
+from kdiagnose.scheduler.plugins.helper.spread import pods_by_namespace
+from kdiagnose.scheduler.plugins.podtopologyspread.common import SpreadConstraint, node_has_all_keys
+
+if TYPE_CHECKING:
+    from kdiagnose.model.objects import Pod
+    from kdiagnose.model.snapshot import NodeInfo
+    from kdiagnose.scheduler.plugins.podtopologyspread.plugin import PodTopologySpread
+
+__all__ = [
+    "ERR_REASON_CONSTRAINTS_NOT_MATCH",
+    "ERR_REASON_NODE_LABEL_NOT_MATCH",
+    "PRE_FILTER_STATE_KEY",
+    "CriticalPaths",
+    "PreFilterState",
+    "filter_node",
+    "pre_filter",
+    "update_with_pod",
+]
+
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+
+PRE_FILTER_STATE_KEY = "PreFilter" + names.POD_TOPOLOGY_SPREAD
+_MAX_INT32 = 2**31 - 1
+
+
+class CriticalPaths:
+    """criticalPaths: the two topology values with the fewest matching pods; [0] always holds the minimum.
+    Kept as upstream's two-slot structure (not a true minimum) so AddPod/RemovePod updates agree exactly."""
+
+    __slots__ = ("paths",)
+
+    def __init__(self) -> None:
+        self.paths: list[list[Any]] = [["", _MAX_INT32], ["", _MAX_INT32]]
+
+    def update(self, value: str, num: int) -> None:
+        p = self.paths
+        i = 0 if value == p[0][0] else 1 if value == p[1][0] else -1
+        if i >= 0:
+            p[i][1] = num
+            if p[0][1] > p[1][1]:
+                p[0], p[1] = p[1], p[0]
+        elif num < p[0][1]:
+            p[1] = p[0]
+            p[0] = [value, num]
+        elif num < p[1][1]:
+            p[1] = [value, num]
+
+    @property
+    def min_num(self) -> int:
+        return int(self.paths[0][1])
+
+    def clone(self) -> CriticalPaths:
+        c = CriticalPaths()
+        c.paths = [list(self.paths[0]), list(self.paths[1])]
+        return c
+
+
+class PreFilterState:
+    """preFilterState: per constraint index, matching pods per topology value and the critical paths."""
+
+    __slots__ = ("constraints", "counts", "critical_paths", "required")
+
+    def __init__(self, constraints: list[SpreadConstraint], required: RequiredNodeSelector) -> None:
+        self.constraints = constraints
+        self.required = required
+        self.counts: list[dict[str, int]] = [{} for _ in constraints]
+        self.critical_paths: list[CriticalPaths] = [CriticalPaths() for _ in constraints]
+
+    def min_match_num(self, i: int) -> int:
+        """The global minimum, 0 when there are fewer eligible domains than minDomains."""
+        if len(self.counts[i]) < self.constraints[i].min_domains:
+            return 0
+        return self.critical_paths[i].min_num
+
+    def clone(self) -> PreFilterState:
+        c = PreFilterState(self.constraints, self.required)
+        c.counts = [dict(m) for m in self.counts]
+        c.critical_paths = [p.clone() for p in self.critical_paths]
+        return c
+
+
+def pre_filter(pl: PodTopologySpread, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:
+    """calPreFilterState over all nodes; Skip when the pod has no hard constraints."""
+    constraints = pl.hard_constraints(pod)
+    if not constraints:
+        return None, SKIP
+    required = RequiredNodeSelector.of(pod.node_selector, pod.affinity)
+    s = PreFilterState(constraints, required)
+    # Which domain each node contributes to, per constraint: nodes need every constraint's key and must pass
+    # that constraint's inclusion policies. Eligible nodes register their domain even with no matching pod.
+    node_domain: list[dict[str, str]] = [{} for _ in constraints]
+    for ni in pl.snapshot.node_infos:
+        node = ni.node
+        labels = node.labels
+        if not node_has_all_keys(labels, constraints):
+            continue
+        for i, c in enumerate(constraints):
+            if not c.include_node(pod, node, required):
+                continue
+            value = labels[c.topology_key]
+            node_domain[i][ni.name] = value
+            s.counts[i].setdefault(value, 0)
+    active = [i for i, c in enumerate(constraints) if not c.counts_nothing and node_domain[i]]
+    if active:
+        for other, ni in pods_by_namespace(pl.snapshot).get(pod.namespace, ()):
+            # Terminating pods are bypassed (kubernetes#87621).
+            if other.deletion_timestamp is not None:
+                continue
+            for i in active:
+                value = node_domain[i].get(ni.name)
+                if value is not None and constraints[i].matches(other.labels):
+                    s.counts[i][value] += 1
+    for i in range(len(constraints)):
+        paths = s.critical_paths[i]
+        for value, num in s.counts[i].items():
+            paths.update(value, num)
+    state.write(PRE_FILTER_STATE_KEY, s)
+    return None, SUCCESS
+
+
+def _state(state: CycleState) -> PreFilterState | None:
+    s = state.read(PRE_FILTER_STATE_KEY)
+    return s if isinstance(s, PreFilterState) else None
+
+
+def filter_node(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+    s = _state(state)
+    if s is None:
+        return Status.error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+    labels = node_info.node.labels
+    for i, c in enumerate(s.constraints):
+        value = labels.get(c.topology_key)
+        if value is None:
+            return Status.unresolvable(
+                ERR_REASON_NODE_LABEL_NOT_MATCH,
+                details=({"constraint": c.describe(), "missingLabel": c.topology_key},),
+            )
+        # 'existing matching num' + 'self-match (1 or 0)' - 'global minimum' <= 'maxSkew'
+        min_num = s.min_match_num(i)
+        self_match = 1 if c.matches(pod.labels) else 0
+        match_num = s.counts[i].get(value, 0)
+        skew = match_num + self_match - min_num
+        if skew > c.max_skew:
+            return Status.unschedulable(
+                ERR_REASON_CONSTRAINTS_NOT_MATCH,
+                details=(
+                    {
+                        "constraint": c.describe(),
+                        "topologyKey": c.topology_key,
+                        "domain": value,
+                        "matchingPods": match_num,
+                        "selfMatch": self_match,
+                        "globalMinimum": min_num,
+                        "skew": skew,
+                        "maxSkew": c.max_skew,
+                        "eligibleDomains": len(s.counts[i]),
+                        "minDomains": c.min_domains,
+                    },
+                ),
+            )
+    return SUCCESS
+
+
+def update_with_pod(state: CycleState, preemptor: Pod, updated: Pod, node_info: NodeInfo, delta: int) -> Status:
+    """updateWithPod (AddPod/RemovePod): adjust the counts for a pod added to or removed from a node.
+    Upstream does not skip terminating pods here; neither do we."""
+    s = _state(state)
+    if s is None:
+        return Status.error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+    node = node_info.node
+    if updated.namespace != preemptor.namespace or not node_has_all_keys(node.labels, s.constraints):
+        return SUCCESS
+    for i, c in enumerate(s.constraints):
+        if not c.matches(updated.labels):
+            continue
+        if not c.include_node(preemptor, node, s.required):
+            continue
+        value = node.labels[c.topology_key]
+        n = s.counts[i].get(value, 0) + delta
+        s.counts[i][value] = n
+        s.critical_paths[i].update(value, n)
+    return SUCCESS

@@ -1,0 +1,82 @@
+"""TaintToleration: NoSchedule/NoExecute taints filter, PreferNoSchedule taints score
+(plugins/tainttoleration/taint_toleration.go, component-helpers FindMatchingUntoleratedTaint)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kdiagnose.scheduler import names
+from kdiagnose.scheduler.framework import MAX_NODE_SCORE, SUCCESS, CycleState, Plugin, Status
+from kdiagnose.scheduler.plugins.helper.normalize_score import default_normalize_score
+
+if TYPE_CHECKING:
+    from kdiagnose.model.objects import Pod, Taint, Toleration
+    from kdiagnose.model.snapshot import NodeInfo
+
+__all__ = [
+    "ERR_REASON_NOT_MATCH",
+    "ERR_REASON_UNTOLERATED",
+    "ERR_REASON_UNTOLERATED_TAINT_FMT",
+    "TaintToleration",
+    "find_untolerated_taint",
+    "untolerated_reason",
+]
+
+# Declared upstream but unused by Filter.
+ERR_REASON_NOT_MATCH = "node(s) had taints that the pod didn't tolerate"
+# <= v1.34.1: names the first untolerated taint; an empty value prints `{k: }`.
+ERR_REASON_UNTOLERATED_TAINT_FMT = "node(s) had untolerated taint {{{}: {}}}"
+# >= v1.34.2 (PR #135023): the taint is no longer leaked into pod status.
+ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
+
+_PRE_SCORE_KEY = "PreScore" + names.TAINT_TOLERATION
+_DO_NOT_SCHEDULE = ("NoSchedule", "NoExecute")
+
+
+def find_untolerated_taint(taints: list[Taint], tolerations: list[Toleration]) -> Taint | None:
+    """The first NoSchedule/NoExecute taint no toleration tolerates, in node taint order."""
+    for taint in taints:
+        if taint.effect not in _DO_NOT_SCHEDULE:
+            continue
+        if not any(t.tolerates(taint) for t in tolerations):
+            return taint
+    return None
+
+
+def untolerated_reason(taint: Taint, names_taint: bool) -> str:
+    if names_taint:
+        return ERR_REASON_UNTOLERATED_TAINT_FMT.format(taint.key, taint.value)
+    return ERR_REASON_UNTOLERATED
+
+
+class TaintToleration(Plugin):
+    name = names.TAINT_TOLERATION
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        taint = find_untolerated_taint(node_info.node.taints, pod.tolerations)
+        if taint is None:
+            return SUCCESS
+        reason = untolerated_reason(taint, self.dialect.taint_reason_names_taint)
+        return Status.unresolvable(reason, details=({"taint": str(taint)},))
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
+        # getAllTolerationPreferNoSchedule: only tolerations with an empty or PreferNoSchedule effect.
+        prefer = [t for t in pod.tolerations if not t.effect or t.effect == "PreferNoSchedule"]
+        state.write(_PRE_SCORE_KEY, prefer)
+        return SUCCESS
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
+        prefer: list[Toleration] | None = state.read(_PRE_SCORE_KEY)
+        if prefer is None:
+            return 0, Status.error(f'failed to read "{_PRE_SCORE_KEY}" from cycleState')
+        count = 0
+        for taint in node_info.node.taints:
+            if taint.effect != "PreferNoSchedule":
+                continue
+            if not any(t.tolerates(taint) for t in prefer):
+                count += 1
+        return count, SUCCESS
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status:
+        default_normalize_score(MAX_NODE_SCORE, True, scores)
+        return SUCCESS
