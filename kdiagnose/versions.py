@@ -45,6 +45,12 @@ class Dialect:
         return self.minor >= 35
 
     @property
+    def dra_skips_unusable_pools(self) -> bool:
+        """v1.35's DRA allocator skips incomplete/invalid resource pools (v1.34: allocates from incomplete
+        ones and aborts with an error on an invalid one) and judges completeness cluster-wide."""
+        return self.minor >= 35
+
+    @property
     def absent_nodes_counted(self) -> bool:
         """Nodes outside a PreFilterResult count as `didn't satisfy plugin(s)` from v1.32."""
         return self.minor >= 32
@@ -89,6 +95,12 @@ class Dialect:
         """From v1.33 NodeVolumeLimits reads limits only from CSINode and also counts VolumeAttachments;
         before, Node allocatable `attachable-volumes-csi-<driver>` limits count too."""
         return self.minor >= 33
+
+    @property
+    def non_zero_sums_sidecars(self) -> bool:
+        """NodeInfo's non-zero cpu/memory add sidecars to the containers' sum from v1.32 (PodInfo.CalculateResource);
+        v1.31 (calculateResource) sums regular containers only and maxes the cumulative init steps."""
+        return self.minor >= 32
 
     @property
     def sidecar_host_ports(self) -> bool:

@@ -98,7 +98,7 @@ _EVENTS_KEY = "kdiagnose/failed-scheduling-events"
 def _event_fields(ev: Obj) -> tuple[Obj, str, str, int, str]:
     """(regarding, reason, message, count, time) of a core/v1 or events.k8s.io/v1 Event."""
     if isinstance(ev.get("regarding"), dict) or str(ev.get("apiVersion", "")).startswith("events.k8s.io"):
-        series = ev.get("series") if isinstance(ev.get("series"), dict) else {}
+        series: Obj = ev["series"] if isinstance(ev.get("series"), dict) else {}
         count = series.get("count") or ev.get("deprecatedCount") or 1
         when = series.get("lastObservedTime") or ev.get("eventTime") or ev.get("deprecatedLastTimestamp") or ""
         return ev.get("regarding") or {}, str(ev.get("reason") or ""), str(ev.get("note") or ""), int(count), str(when)
@@ -141,7 +141,7 @@ def recorded_for(snap: Snapshot, pod: Pod, replayed_message: str | None) -> Reco
         return None
     rec = Recorded()
     if events:
-        when, count, message, _ = max(events, key=lambda e: e[0])
+        _, count, message, _ = max(events, key=lambda e: e[0])
         rec.message, rec.count = message, count
     if cond is not None:
         rec.condition_reason = str(cond.get("reason") or "")

@@ -106,7 +106,9 @@ def build_snapshot(
                 obj["spec"].pop("resources", None)
             admit_pod(obj, ctx)
         try:
-            pod = Pod(obj, keep_raw=keep_raw)
+            # Pending pods keep their object: remedies patch it and what-if replays rebuild it.
+            pending = not (isinstance(obj.get("spec"), dict) and obj["spec"].get("nodeName"))
+            pod = Pod(obj, keep_raw=keep_raw or pending)
         except ModelError as e:
             raise InputError(f"{raw.where}: {e}") from None
         if pod.key in seen_pods:

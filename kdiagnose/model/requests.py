@@ -85,6 +85,33 @@ def pod_requests(
     return reqs
 
 
+def _get_nonzero(reqs: dict[str, int]) -> tuple[int, int]:
+    """schedutil.GetNonzeroRequests: the defaults only where the resource is absent (an explicit 0 stays)."""
+    return reqs.get("cpu", DEFAULT_MILLI_CPU_REQUEST), reqs.get("memory", DEFAULT_MEMORY_REQUEST)
+
+
+def _non_zero_v131(pod: Pod, use_status: bool) -> tuple[int, int]:
+    """v1.31 framework/types.go calculateResource: Σ containers' non-zero requests, max'ed with each
+    init step's (sidecars accumulated, defaults applied to the cumulative list once), plus overhead."""
+    cpu = mem = 0
+    for c in pod.containers:
+        c_cpu, c_mem = _get_nonzero(_container_reqs(pod, c, use_status))
+        cpu += c_cpu
+        mem += c_mem
+    init_cpu = init_mem = 0
+    sidecars: dict[str, int] = {}
+    for c in pod.init_containers:
+        if c.restart_policy == "Always":
+            _add(sidecars, c.requests)
+            step = dict(sidecars)
+        else:
+            step = dict(c.requests)
+            _add(step, sidecars)
+        s_cpu, s_mem = _get_nonzero(step)
+        init_cpu, init_mem = max(init_cpu, s_cpu), max(init_mem, s_mem)
+    return max(cpu, init_cpu) + pod.overhead.get("cpu", 0), max(mem, init_mem) + pod.overhead.get("memory", 0)
+
+
 def finish_pod(pod: Pod, dialect: Dialect) -> None:
     """Fill the dialect-dependent request fields once; bound pods may count in-place resize status."""
     use_status = dialect.inplace_resize and bool(pod.node_name)
@@ -98,3 +125,5 @@ def finish_pod(pod: Pod, dialect: Dialect) -> None:
         nz = {**nz, **{k: pod.requests[k] for k in ("cpu", "memory") if k in pod.requests}}
     pod.non_zero_cpu = nz.get("cpu", 0)
     pod.non_zero_mem = nz.get("memory", 0)
+    if not dialect.non_zero_sums_sidecars:
+        pod.non_zero_cpu, pod.non_zero_mem = _non_zero_v131(pod, use_status)

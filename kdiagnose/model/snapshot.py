@@ -166,6 +166,88 @@ class Snapshot:
         self.warnings: list[str] = list(warnings)
         self.cache: dict[str, Any] = {}
 
+    # ------------------------------------------------------------ what-if copies (remedies, CI gate)
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        """Place a pod on a node in THIS snapshot (the CI gate's sequential replicas). Clears derived caches;
+        callers rebuild their Scheduler frameworks (Scheduler.invalidate)."""
+        pod.node_name = node_name
+        if pod in self.pending:
+            self.pending.remove(pod)
+        if pod not in self.pods:
+            self.pods.append(pod)
+        ni = self.node_info_by_name.get(node_name)
+        if ni is not None:
+            ni.add_pod(pod)
+        self.cache.clear()
+
+    def add_pending(self, pod: Pod) -> None:
+        self.pods.append(pod)
+        self.pending.append(pod)
+        self.cache.clear()
+
+    def remove_pods(self, pods: Iterable[Pod]) -> None:
+        gone = {id(p) for p in pods}
+        for p in [p for p in self.pods if id(p) in gone]:
+            ni = self.node_info_by_name.get(p.node_name) if p.node_name else None
+            if ni is not None:
+                ni.remove_pod(p)
+        self.pods = [p for p in self.pods if id(p) not in gone]
+        self.pending = [p for p in self.pending if id(p) not in gone]
+        self.cache.clear()
+
+    def derive(
+        self,
+        *,
+        extra_nodes: Iterable[tuple[Node, list[Pod]]] = (),
+        replace_pod: tuple[Pod, Pod] | None = None,
+        remove_pods: Iterable[Pod] = (),
+        node_changes: dict[str, Node] | None = None,
+    ) -> Snapshot:
+        """A copy for a what-if replay: extra nodes (with their bound pods, e.g. DaemonSets on a simulated
+        pool node), one pod swapped for a modified copy, pods removed, nodes replaced. The original is untouched."""
+        new = Snapshot.__new__(Snapshot)
+        new.dialect = self.dialect
+        new.objects = self.objects
+        new.present = set(self.present)
+        new.skipped = self.skipped
+        new.warnings = list(self.warnings)
+        new.cache = {}
+        removed = {id(p) for p in remove_pods}
+        old, repl = replace_pod if replace_pod else (None, None)
+        changes = node_changes or {}
+        touched = {p.node_name for p in self.pods if id(p) in removed and p.node_name}
+        new.node_infos = []
+        for ni in self.node_infos:
+            if ni.name in changes:
+                c = NodeInfo(changes[ni.name])
+                for p in ni.pods:
+                    if id(p) not in removed:
+                        c.add_pod(p)
+                new.node_infos.append(c)
+            elif ni.name in touched:
+                c = ni.clone()
+                for p in list(c.pods):
+                    if id(p) in removed:
+                        c.remove_pod(p)
+                new.node_infos.append(c)
+            else:
+                new.node_infos.append(ni)
+        new.pods = [p for p in self.pods if id(p) not in removed and p is not old]
+        new.pending = [p for p in self.pending if id(p) not in removed and p is not old]
+        if repl is not None:
+            new.pods.append(repl)
+            if not repl.node_name:
+                new.pending.append(repl)
+        for node, pods in extra_nodes:
+            ni = NodeInfo(node)
+            for p in pods:
+                ni.add_pod(p)
+                new.pods.append(p)
+            new.node_infos.append(ni)
+        new.node_info_by_name = {ni.name: ni for ni in new.node_infos}
+        return new
+
     @property
     def num_nodes(self) -> int:
         return len(self.node_infos)

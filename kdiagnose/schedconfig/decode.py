@@ -162,7 +162,9 @@ ARGS_SCHEMAS: dict[str, dict[str, Spec]] = {
 }
 
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
-_DURATION_RE = re.compile(r"^[-+]?(\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))*$")
+_DURATION_RE = re.compile(
+    r"^[-+]?(\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))*$"
+)
 
 
 def _json_kind(v: Any) -> str:
@@ -183,7 +185,9 @@ class _Decoder:
 
     def _type_error(self, value: Any, go_type: str, path: str) -> DecodeError:
         shown = f" {value}" if _json_kind(value) == "number" else ""
-        return DecodeError(f"json: cannot unmarshal {_json_kind(value)}{shown} into Go struct field {path} of type {go_type}")
+        return DecodeError(
+            f"json: cannot unmarshal {_json_kind(value)}{shown} into Go struct field {path} of type {go_type}"
+        )
 
     def decode(self, spec: Spec, value: Any, path: str) -> Any:
         if value is None:
@@ -251,7 +255,9 @@ def _strict_error(parts: list[str]) -> DecodeError:
 def decode_config(doc: Any) -> dict[str, Any]:
     """The configuration's top level (plugin args left raw); raises DecodeError like the codec."""
     if not isinstance(doc, dict):
-        raise DecodeError("couldn't get version/kind; json parse error: the configuration is not a YAML mapping")
+        raise DecodeError(
+            "couldn't get version/kind; json parse error: the configuration is not a YAML mapping"
+        )
     api_version, kind = doc.get("apiVersion"), doc.get("kind")
     if not kind:
         raise DecodeError("Object 'Kind' is missing in the configuration")
@@ -274,7 +280,9 @@ def decode_config(doc: Any) -> dict[str, Any]:
             try:
                 pc["args"], inner = decode_args(name, pc.get("args"))
             except DecodeError as e:
-                raise DecodeError(f"decoding .profiles[{i}].pluginConfig[{j}]: decoding args for plugin {name}: {e}") from None
+                raise DecodeError(
+                    f"decoding .profiles[{i}].pluginConfig[{j}]: decoding args for plugin {name}: {e}"
+                ) from None
             if inner:
                 unknown.append(
                     f"decoding .profiles[{i}].pluginConfig[{j}]: strict decoding error: decoding args for plugin "
@@ -293,7 +301,9 @@ def decode_args(name: str, args: Any) -> tuple[dict[str, Any], list[str]]:
         raise DecodeError(f"json: cannot unmarshal {_json_kind(args)} into Go value of type v1.{name}Args")
     kind = args.get("kind")
     if kind is not None and kind != f"{name}Args":
-        raise DecodeError(f"args for plugin {name} were not of type {name}Args.kubescheduler.config.k8s.io, got {kind}")
+        raise DecodeError(
+            f"args for plugin {name} were not of type {name}Args.kubescheduler.config.k8s.io, got {kind}"
+        )
     d = _Decoder()
     out: dict[str, Any] = d.decode(ARGS_SCHEMAS[name], args, "")
     out.pop("apiVersion", None)

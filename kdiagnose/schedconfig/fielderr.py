@@ -17,8 +17,8 @@ __all__ = [
     "FORBIDDEN",
     "INVALID",
     "NOT_SUPPORTED",
-    "REQUIRED",
     "PATH_VALUE",
+    "REQUIRED",
     "FieldError",
     "aggregate",
     "invalid",
@@ -94,9 +94,7 @@ def aggregate(errors: Iterable[object]) -> str:
 
 # util/validation/validation.go
 _QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-)
+_QNAME_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
 _QNAME_RE = re.compile(f"^{_QNAME_FMT}$")
 _DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
@@ -110,7 +108,9 @@ _DNS1123_SUBDOMAIN_RE = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
 def _regex_error(msg: str, fmt: str, *examples: str) -> str:
     if not examples:
         return f"{msg} (regex used for validation is '{fmt}')"
-    return msg + " (e.g. " + " or ".join(f"'{e}', " for e in examples) + f"regex used for validation is '{fmt}')"
+    return (
+        msg + " (e.g. " + " or ".join(f"'{e}', " for e in examples) + f"regex used for validation is '{fmt}')"
+    )
 
 
 def _dns1123_subdomain(value: str) -> list[str]:

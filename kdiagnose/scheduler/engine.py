@@ -34,6 +34,10 @@ class Scheduler:
                     break
         return fw
 
+    def invalidate(self) -> None:
+        """Forget frameworks after the snapshot changed (bind/remove): plugins re-read it."""
+        self._frameworks.clear()
+
     def handles(self, pod: Pod) -> bool:
         return any(p.scheduler_name == pod.scheduler_name for p in self.profiles)
 

@@ -32,6 +32,12 @@ class Profile:
     percentage_of_nodes_to_score: int | None = None
     not_replayed: list[str] = field(default_factory=list)
     is_default: bool = True
+    # How the profile differs from the default, set by kdiagnose.schedconfig; not part of equality.
+    summary: str = field(default="", compare=False)
+
+    def describe(self) -> str:
+        """One line for the human report: the profile's name and what it changes."""
+        return f"profile {self.scheduler_name}: {self.summary or 'default plugins and weights'}"
 
     def plugins(self) -> list[str]:
         seen: dict[str, None] = {}

@@ -109,7 +109,9 @@ class Framework:
             s = pl.filter(state, pod, node_info)
             if not s.ok:
                 if s.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
-                    return Status(Code.ERROR, s.reasons, pl.name, s.details)
+                    # RunFilterPlugins wraps a non-rejection: `running "<plugin>" filter plugin: <err>`.
+                    msg = f'running "{pl.name}" filter plugin: {s.message}'
+                    return Status(Code.ERROR, (msg,), pl.name, s.details)
                 return s.with_plugin(pl.name)
         return SUCCESS
 
@@ -166,6 +168,15 @@ class Framework:
             gates = " ".join(pod.scheduling_gates)
             d.preenqueue = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"waiting for scheduling gates: [{gates}]",), n.SCHEDULING_GATES)
             return d
+        # Other PreEnqueue plugins (DynamicResources: every claim must exist) in profile order.
+        for name in self.profile.pre_enqueue:
+            pre_enqueue = getattr(self.plugins.get(name), "pre_enqueue", None)
+            if name == n.SCHEDULING_GATES or pre_enqueue is None:
+                continue
+            pe: Status = pre_enqueue(pod)
+            if not pe.ok:
+                d.preenqueue = pe.with_plugin(name)
+                return d
         nodes = self.snapshot.node_infos
         if not nodes:
             d.message = d.full_message = NO_NODES_AVAILABLE
@@ -190,6 +201,7 @@ class Framework:
             if s.ok:
                 d.nominated_node_used = True
                 d.verdicts[ni.name] = SUCCESS
+                d.not_evaluated = [x.name for x in nodes if x.name != ni.name]
                 d.feasible = [ni.name]
                 self._score(state, pod, d, [ni])
                 return d

@@ -12,7 +12,7 @@ from kdiagnose.model.snapshot import NodeInfo, Snapshot
 from kdiagnose.scheduler import names
 from kdiagnose.scheduler import runner as runner_mod
 from kdiagnose.scheduler.diagnosis import Diagnosis
-from kdiagnose.scheduler.framework import SUCCESS, Code, CycleState, Plugin, PreFilterResult, Status
+from kdiagnose.scheduler.framework import SUCCESS, Code, CycleState, Handle, Plugin, PreFilterResult, Status
 from kdiagnose.scheduler.plugins.defaultpreemption.default_preemption import DefaultPreemption
 from kdiagnose.scheduler.preemption import (
     PDB,
@@ -136,7 +136,11 @@ def profile(args: dict[str, Any] | None = None) -> Profile:
 
 
 def node(name: str, cpu: str = "4", **labels: str) -> dict[str, Any]:
-    return {"kind": "Node", "metadata": {"name": name, "labels": labels}, "status": {"allocatable": {"cpu": cpu, "pods": "110"}}}
+    return {
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"allocatable": {"cpu": cpu, "pods": "110"}},
+    }
 
 
 def pod(
@@ -168,11 +172,15 @@ def pod(
     meta: dict[str, Any] = {"name": name, "namespace": ns, "uid": f"uid-{name}", "labels": labels or {}}
     if preempted:
         meta["deletionTimestamp"] = "2025-06-01T11:00:00Z"
-        status["conditions"] = [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]
+        status["conditions"] = [
+            {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+        ]
     return {"kind": "Pod", "metadata": meta, "spec": spec, "status": status}
 
 
-def pdb(name: str, allowed: int, match: dict[str, str], ns: str = "default", disrupted: tuple[str, ...] = ()) -> dict[str, Any]:
+def pdb(
+    name: str, allowed: int, match: dict[str, str], ns: str = "default", disrupted: tuple[str, ...] = ()
+) -> dict[str, Any]:
     status: dict[str, Any] = {"disruptionsAllowed": allowed}
     if disrupted:
         status["disruptedPods"] = {p: "2025-06-01T10:00:00Z" for p in disrupted}
@@ -269,7 +277,12 @@ CASES = [
     ),
     pytest.param(
         [node("n1"), node("n2")],
-        [pod("a", "1", on="n1"), pod("b", "1", on="n1"), pod("c", "2", on="n1"), pod("d", "4", on="n2", prio=1)],
+        [
+            pod("a", "1", on="n1"),
+            pod("b", "1", on="n1"),
+            pod("c", "2", on="n1"),
+            pod("d", "4", on="n2", prio=1),
+        ],
         pod("p", "2", prio=5),
         None,
         None,
@@ -368,7 +381,10 @@ CASES = [
     ),
     pytest.param(
         [node("n1"), node("n2", "8")],
-        [pod("x", "1", on="n1", labels={"conflict": "true"}), pod("y", "1", on="n2", labels={"conflict": "true"})],
+        [
+            pod("x", "1", on="n1", labels={"conflict": "true"}),
+            pod("y", "1", on="n2", labels={"conflict": "true"}),
+        ],
         pod("p", "1", prio=5),
         None,
         None,
@@ -452,9 +468,16 @@ def test_dry_run_does_not_touch_the_snapshot() -> None:
 # ---------------------------------------------------------------- units
 
 
-def _pod(name: str, prio: int = 0, start: str = "", labels: dict[str, str] | None = None, ns: str = "default") -> Pod:
-    p = Pod({"metadata": {"name": name, "namespace": ns, "labels": labels or {}}, "spec": {"priority": prio}, "status": {"startTime": start}})
-    return p
+def _pod(
+    name: str, prio: int = 0, start: str = "", labels: dict[str, str] | None = None, ns: str = "default"
+) -> Pod:
+    return Pod(
+        {
+            "metadata": {"name": name, "namespace": ns, "labels": labels or {}},
+            "spec": {"priority": prio},
+            "status": {"startTime": start},
+        }
+    )
 
 
 def _pdb(obj: dict[str, Any]) -> PDB:
@@ -464,10 +487,18 @@ def _pdb(obj: dict[str, Any]) -> PDB:
 @pytest.mark.parametrize(
     ("pdbs", "want_violating"),
     [
-        pytest.param([pdb("x", 1, {"app": "a"})], ["p2"], id="one allowed disruption: the second matching pod violates"),
+        pytest.param(
+            [pdb("x", 1, {"app": "a"})], ["p2"], id="one allowed disruption: the second matching pod violates"
+        ),
         pytest.param([pdb("x", 2, {"app": "a"})], [], id="two allowed disruptions: nobody violates"),
-        pytest.param([pdb("x", 0, {"app": "a"}, ns="other")], [], id="a PDB in another namespace does not match"),
-        pytest.param([pdb("x", 0, {"app": "a"}, disrupted=("p1",))], ["p2"], id="pods in disruptedPods do not use budget"),
+        pytest.param(
+            [pdb("x", 0, {"app": "a"}, ns="other")], [], id="a PDB in another namespace does not match"
+        ),
+        pytest.param(
+            [pdb("x", 0, {"app": "a"}, disrupted=("p1",))],
+            ["p2"],
+            id="pods in disruptedPods do not use budget",
+        ),
         pytest.param([pdb("x", 0, {})], [], id="an empty selector matches nothing"),
         pytest.param(
             [pdb("x", 5, {"app": "a"}), pdb("y", 0, {"tier": "web"})],
@@ -486,15 +517,46 @@ def test_filter_pods_with_pdb_violation(pdbs: list[dict[str, Any]], want_violati
 @pytest.mark.parametrize(
     ("selector", "labels", "matches"),
     [
-        pytest.param({"matchExpressions": [{"key": "app", "operator": "In", "values": ["a", "b"]}]}, {"app": "b"}, True, id="In"),
-        pytest.param({"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["a"]}]}, {"x": "1"}, True, id="NotIn without the key"),
-        pytest.param({"matchExpressions": [{"key": "app", "operator": "Exists"}]}, {"x": "1"}, False, id="Exists without the key"),
-        pytest.param({"matchExpressions": [{"key": "app", "operator": "In", "values": []}]}, {"app": "a"}, False, id="invalid In without values"),
-        pytest.param({"matchLabels": {"app": "a"}, "matchExpressions": [{"key": "t", "operator": "DoesNotExist"}]}, {"app": "a"}, True, id="labels and expressions"),
+        pytest.param(
+            {"matchExpressions": [{"key": "app", "operator": "In", "values": ["a", "b"]}]},
+            {"app": "b"},
+            True,
+            id="In",
+        ),
+        pytest.param(
+            {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["a"]}]},
+            {"x": "1"},
+            True,
+            id="NotIn without the key",
+        ),
+        pytest.param(
+            {"matchExpressions": [{"key": "app", "operator": "Exists"}]},
+            {"x": "1"},
+            False,
+            id="Exists without the key",
+        ),
+        pytest.param(
+            {"matchExpressions": [{"key": "app", "operator": "In", "values": []}]},
+            {"app": "a"},
+            False,
+            id="invalid In without values",
+        ),
+        pytest.param(
+            {"matchLabels": {"app": "a"}, "matchExpressions": [{"key": "t", "operator": "DoesNotExist"}]},
+            {"app": "a"},
+            True,
+            id="labels and expressions",
+        ),
     ],
 )
 def test_pdb_selector(selector: dict[str, Any], labels: dict[str, str], matches: bool) -> None:
-    p = _pdb({"metadata": {"name": "x", "namespace": "default"}, "spec": {"selector": selector}, "status": {"disruptionsAllowed": 0}})
+    p = _pdb(
+        {
+            "metadata": {"name": "x", "namespace": "default"},
+            "spec": {"selector": selector},
+            "status": {"disruptionsAllowed": 0},
+        }
+    )
     violating, _ = filter_pods_with_pdb_violation([_pod("p", labels=labels)], [p])
     assert bool(violating) is matches
 
@@ -516,8 +578,16 @@ def _cand(name: str, *victims: Pod, pdb: int = 0) -> Candidate:
 @pytest.mark.parametrize(
     ("cands", "want"),
     [
-        pytest.param([_cand("a", _pod("x"), pdb=1), _cand("b", _pod("y"), _pod("z"))], "b", id="fewest PDB violations first"),
-        pytest.param([_cand("a", _pod("x", 3)), _cand("b", _pod("y", 1), _pod("z", 1))], "b", id="lowest highest priority"),
+        pytest.param(
+            [_cand("a", _pod("x"), pdb=1), _cand("b", _pod("y"), _pod("z"))],
+            "b",
+            id="fewest PDB violations first",
+        ),
+        pytest.param(
+            [_cand("a", _pod("x", 3)), _cand("b", _pod("y", 1), _pod("z", 1))],
+            "b",
+            id="lowest highest priority",
+        ),
         pytest.param(
             [_cand("a", _pod("x", 1), _pod("y", -5)), _cand("b", _pod("z", 1), _pod("w", -9))],
             "b",
@@ -525,7 +595,10 @@ def _cand(name: str, *victims: Pod, pdb: int = 0) -> Candidate:
         ),
         pytest.param([_cand("a", _pod("x"), _pod("y")), _cand("b", _pod("z"))], "b", id="fewest victims"),
         pytest.param(
-            [_cand("a", _pod("x", 0, "2025-06-01T08:00:00Z")), _cand("b", _pod("y", 0, "2025-06-01T09:00:00Z"))],
+            [
+                _cand("a", _pod("x", 0, "2025-06-01T08:00:00Z")),
+                _cand("b", _pod("y", 0, "2025-06-01T09:00:00Z")),
+            ],
             "b",
             id="latest start of the top victims",
         ),
@@ -539,11 +612,11 @@ def test_pick_one_node_for_preemption(cands: list[Candidate], want: str) -> None
 
 def test_num_candidates_from_args() -> None:
     snap = Snapshot(DIALECT, [], [])
-    from kdiagnose.scheduler.framework import Handle
-
     default = DefaultPreemption(Handle(snap, DIALECT, {}))
     assert [default.calculate_num_candidates(n) for n in (5, 100, 1000, 5000)] == [5, 100, 100, 500]
-    custom = DefaultPreemption(Handle(snap, DIALECT, {"minCandidateNodesPercentage": 50, "minCandidateNodesAbsolute": 2}))
+    custom = DefaultPreemption(
+        Handle(snap, DIALECT, {"minCandidateNodesPercentage": 50, "minCandidateNodesAbsolute": 2})
+    )
     assert [custom.calculate_num_candidates(n) for n in (1, 3, 10)] == [1, 2, 5]
 
 

@@ -112,7 +112,20 @@ _TOKEN_RE = re.compile(
     re.VERBOSE,
 )
 
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "a": "\a", "b": "\b", "f": "\f", "v": "\v", "`": "`", "?": "?"}
+_ESCAPES = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "\\": "\\",
+    '"': '"',
+    "'": "'",
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "v": "\v",
+    "`": "`",
+    "?": "?",
+}
 
 
 def _unquote(tok: str) -> str:
@@ -424,9 +437,10 @@ def _cmp(op: str, a: Any, b: Any) -> bool:
 
 
 def _arith(op: str, a: Any, b: Any) -> Any:
-    if op == "+":
-        if (isinstance(a, str) and isinstance(b, str)) or (isinstance(a, list) and isinstance(b, list)):
-            return a + b
+    if op == "+" and isinstance(a, str) and isinstance(b, str):
+        return a + b
+    if op == "+" and isinstance(a, list) and isinstance(b, list):
+        return a + b
     if not (_is_num(a) and _is_num(b)) or type(a) is not type(b):
         raise CelRuntimeError(f"no such overload: {_type_name(a)} {op} {_type_name(b)}")
     if op == "+":
@@ -467,7 +481,11 @@ def _sign(x: Fraction) -> int:
 
 def _method(name: str, target: Any, args: list[Any]) -> Any:
     if isinstance(target, str):
-        if name in ("startsWith", "endsWith", "contains", "matches") and len(args) == 1 and isinstance(args[0], str):
+        if (
+            name in ("startsWith", "endsWith", "contains", "matches")
+            and len(args) == 1
+            and isinstance(args[0], str)
+        ):
             a = args[0]
             if name == "startsWith":
                 return target.startswith(a)
@@ -702,4 +720,3 @@ def device_env(driver: str, attributes: dict[str, Any], capacity: dict[str, Any]
         domain, _, ident = name.partition("/") if "/" in name else (driver, "", name)
         caps.setdefault(domain, {})[ident] = value
     return {"driver": driver, "attributes": attrs, "capacity": caps}
-

@@ -118,7 +118,9 @@ def _ebs_volume_id(kubernetes_id: str) -> str:
         return kubernetes_id
     aws_id = urlparse(kubernetes_id).path.strip("/")
     if not _AWS_VOLUME_RE.match(aws_id):
-        raise TranslationError(f"failed to translate Kubernetes ID to EBS Volume ID Invalid format for AWS volume ({kubernetes_id})")
+        raise TranslationError(
+            f"failed to translate Kubernetes ID to EBS Volume ID Invalid format for AWS volume ({kubernetes_id})"
+        )
     return aws_id
 
 
@@ -197,7 +199,10 @@ def translated_pv_affinity(plugin: str, pv: Mapping[str, Any]) -> list[dict[str,
     def rename(old: str, new: str, ts: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out = []
         for t in ts:
-            exprs = [dict(_dict(e), key=new) if _dict(e).get("key") == old else _dict(e) for e in t.get("matchExpressions") or []]
+            exprs = [
+                dict(_dict(e), key=new) if _dict(e).get("key") == old else _dict(e)
+                for e in t.get("matchExpressions") or []
+            ]
             out.append({**t, "matchExpressions": exprs})
         return out
 
@@ -207,7 +212,9 @@ def translated_pv_affinity(plugin: str, pv: Mapping[str, Any]) -> list[dict[str,
         zones = sorted({z.strip() for z in str(labels[zone_label]).split(_MULTI_ZONE_DELIMITER) if z.strip()})
         if zones:
             req = {"key": key, "operator": "In", "values": zones}
-            terms = [{**t, "matchExpressions": [*(t.get("matchExpressions") or []), req]} for t in terms or [{}]]
+            terms = [
+                {**t, "matchExpressions": [*(t.get("matchExpressions") or []), req]} for t in terms or [{}]
+            ]
     if region_label == _REGION_BETA and _has_key(terms, _REGION_BETA):
         terms = rename(_REGION_BETA, _REGION_GA, terms)
     return terms or None

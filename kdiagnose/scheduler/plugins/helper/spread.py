@@ -28,10 +28,7 @@ _WORKLOAD_KINDS = ("Service", "ReplicationController", "ReplicaSet", "StatefulSe
 def selector_matches(selector: Selector, labels: Mapping[str, str]) -> bool:
     if selector is None:
         return False
-    for r in selector:
-        if not r.matches(labels):
-            return False
-    return True
+    return all(r.matches(labels) for r in selector)
 
 
 def pods_by_namespace(snapshot: Snapshot) -> dict[str, list[tuple[Pod, NodeInfo]]]:
@@ -64,10 +61,7 @@ def _service_selectors(snapshot: Snapshot) -> dict[str, list[dict[str, str]]]:
 
 
 def _set_matches(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
-    for k, v in selector.items():
-        if labels.get(k) != v:
-            return False
-    return True
+    return all(labels.get(k) == v for k, v in selector.items())
 
 
 def _set_requirements(label_set: Mapping[str, str]) -> list[LabelRequirement]:

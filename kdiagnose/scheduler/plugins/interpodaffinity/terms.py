@@ -68,7 +68,9 @@ def _new_term(pod: Pod, term: Any, weight: int = 0) -> AffinityTerm | None:
     if not isinstance(term, dict):
         return None
     raw_sel = term.get("labelSelector")
-    selector = _apply_label_keys(parse_label_selector(raw_sel if isinstance(raw_sel, dict) else None), term, pod.labels)
+    selector = _apply_label_keys(
+        parse_label_selector(raw_sel if isinstance(raw_sel, dict) else None), term, pod.labels
+    )
     raw_ns = term.get("namespaces")
     ns_list = [str(n) for n in raw_ns] if isinstance(raw_ns, list) else []
     raw_nss = term.get("namespaceSelector")
@@ -89,14 +91,18 @@ class PodTerms:
 
 
 def _required(pod: Pod, section: Any) -> tuple[AffinityTerm, ...]:
-    terms = section.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(section, dict) else None
+    terms = (
+        section.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(section, dict) else None
+    )
     if not isinstance(terms, list):
         return ()
     return tuple(t for t in (_new_term(pod, x) for x in terms) if t is not None)
 
 
 def _preferred(pod: Pod, section: Any) -> tuple[AffinityTerm, ...]:
-    terms = section.get("preferredDuringSchedulingIgnoredDuringExecution") if isinstance(section, dict) else None
+    terms = (
+        section.get("preferredDuringSchedulingIgnoredDuringExecution") if isinstance(section, dict) else None
+    )
     if not isinstance(terms, list):
         return ()
     out: list[AffinityTerm] = []
@@ -104,7 +110,9 @@ def _preferred(pod: Pod, section: Any) -> tuple[AffinityTerm, ...]:
         if not isinstance(wt, dict):
             continue
         w = wt.get("weight")
-        t = _new_term(pod, wt.get("podAffinityTerm"), int(w) if isinstance(w, int) and not isinstance(w, bool) else 0)
+        t = _new_term(
+            pod, wt.get("podAffinityTerm"), int(w) if isinstance(w, int) and not isinstance(w, bool) else 0
+        )
         if t is not None:
             out.append(t)
     return tuple(out)

@@ -52,7 +52,7 @@ class BalancedAllocation(Plugin):
         )
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
-        reqs = self.scorer.pod_requests(pod)
+        reqs = self.scorer.pod_requests(pod, self.dialect)
         if self.dialect.balanced_skips_zero_request_pods and all(r == 0 for r in reqs):
             return SKIP
         state.write(_PRE_SCORE_KEY, reqs)
@@ -61,7 +61,7 @@ class BalancedAllocation(Plugin):
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
         reqs: list[int] | None = state.read(_PRE_SCORE_KEY)
         if reqs is None:
-            reqs = self.scorer.pod_requests(pod)
+            reqs = self.scorer.pod_requests(pod, self.dialect)
             if self.dialect.balanced_skips_zero_request_pods and all(r == 0 for r in reqs):
                 return 0, SUCCESS
         return self.scorer.score(node_info, reqs)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kdiagnose.model.requests import pod_requests
 from kdiagnose.scheduler import names
 from kdiagnose.scheduler.framework import (
     MAX_NODE_SCORE,
@@ -27,6 +28,7 @@ from kdiagnose.scheduler.plugins.noderesources.resource_names import (
 if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
     from kdiagnose.model.snapshot import NodeInfo
+    from kdiagnose.versions import Dialect
 
 __all__ = [
     "ERR_REASON_TOO_MANY_PODS",
@@ -239,17 +241,17 @@ class ResourceScorer:
         self.fn = fn
         self.use_requested = use_requested
 
-    def pod_requests(self, pod: Pod) -> list[int]:
-        """calculatePodResourceRequestList; without use_requested, cpu/memory get the non-zero defaults."""
-        out = []
-        for r in self.names:
-            if not self.use_requested and r == "cpu":
-                out.append(pod.non_zero_cpu)
-            elif not self.use_requested and r == "memory":
-                out.append(pod.non_zero_mem)
-            else:
-                out.append(pod.requests.get(r, 0))
-        return out
+    def pod_requests(self, pod: Pod, dialect: Dialect) -> list[int]:
+        """calculatePodResourceRequestList for the incoming (pending) pod.
+
+        With use_requested (BalancedAllocation) these are the pod's real requests. Otherwise (Fit) missing
+        cpu/memory container requests get the non-zero defaults and pod-level requests are ignored: Fit's
+        scorer is built without enablePodLevelResources upstream (fit.go NewFit), a quirk kept here."""
+        if self.use_requested:
+            reqs = pod.requests
+        else:
+            reqs = pod_requests(pod, dialect, use_status=False, non_missing=True, pod_level=False)
+        return [reqs.get(r, 0) for r in self.names]
 
     def _alloc_request(self, node_info: NodeInfo, r: str, pod_req: int) -> tuple[int, int]:
         alloc = node_info.allocatable
@@ -338,11 +340,11 @@ class Fit(Plugin):
         )
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
-        state.write(_PRE_SCORE_KEY, self.scorer.pod_requests(pod))
+        state.write(_PRE_SCORE_KEY, self.scorer.pod_requests(pod, self.dialect))
         return SUCCESS
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
         reqs: list[int] | None = state.read(_PRE_SCORE_KEY)
         if reqs is None:
-            reqs = self.scorer.pod_requests(pod)
+            reqs = self.scorer.pod_requests(pod, self.dialect)
         return self.scorer.score(node_info, reqs)

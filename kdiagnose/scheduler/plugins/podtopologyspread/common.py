@@ -5,7 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kdiagnose.scheduler.plugins.helper.node_selector import LabelRequirement, RequiredNodeSelector, parse_label_selector
+from kdiagnose.scheduler.plugins.helper.node_selector import (
+    LabelRequirement,
+    RequiredNodeSelector,
+    parse_label_selector,
+)
 from kdiagnose.scheduler.plugins.helper.spread import Selector, selector_matches
 from kdiagnose.scheduler.plugins.tainttoleration.taint_toleration import find_untolerated_taint
 
@@ -55,9 +59,10 @@ class SpreadConstraint:
         """matchNodeInclusionPolicies: Honor the pod's required node affinity / NoSchedule+NoExecute taints."""
         if self.node_affinity_policy == HONOR and not required.match(node):
             return False
-        if self.node_taints_policy == HONOR and find_untolerated_taint(node.taints, pod.tolerations) is not None:
-            return False
-        return True
+        return not (
+            self.node_taints_policy == HONOR
+            and find_untolerated_taint(node.taints, pod.tolerations) is not None
+        )
 
     def describe(self) -> str:
         return f"{self.topology_key} maxSkew={self.max_skew}"
@@ -74,13 +79,17 @@ def _merge_match_label_keys(selector: Selector, keys: Any, pod_labels: dict[str,
     (labels.Nothing) has no requirements to merge with and stays Nothing."""
     if selector is None or not isinstance(keys, list):
         return selector
-    extra = [LabelRequirement(str(k), "In", frozenset((pod_labels[str(k)],))) for k in keys if str(k) in pod_labels]
+    extra = [
+        LabelRequirement(str(k), "In", frozenset((pod_labels[str(k)],))) for k in keys if str(k) in pod_labels
+    ]
     if not extra:
         return selector
     return tuple(extra) + selector
 
 
-def filter_constraints(raw: list[dict[str, Any]], pod_labels: dict[str, str], action: str) -> list[SpreadConstraint]:
+def filter_constraints(
+    raw: list[dict[str, Any]], pod_labels: dict[str, str], action: str
+) -> list[SpreadConstraint]:
     """filterTopologySpreadConstraints: the constraints with whenUnsatisfiable == action, parsed.
 
     matchLabelKeys are merged here as the v1.31-v1.35 scheduler does (MatchLabelKeysInPodTopologySpread is
@@ -107,7 +116,4 @@ def filter_constraints(raw: list[dict[str, Any]], pod_labels: dict[str, str], ac
 
 def node_has_all_keys(labels: dict[str, str], constraints: list[SpreadConstraint]) -> bool:
     """nodeLabelsMatchSpreadConstraints."""
-    for c in constraints:
-        if c.topology_key not in labels:
-            return False
-    return True
+    return all(c.topology_key in labels for c in constraints)

@@ -121,9 +121,9 @@ def pre_filter(pl: PodTopologySpread, state: CycleState, pod: Pod) -> tuple[PreF
             if other.deletion_timestamp is not None:
                 continue
             for i in active:
-                value = node_domain[i].get(ni.name)
-                if value is not None and constraints[i].matches(other.labels):
-                    s.counts[i][value] += 1
+                domain = node_domain[i].get(ni.name)
+                if domain is not None and constraints[i].matches(other.labels):
+                    s.counts[i][domain] += 1
     for i in range(len(constraints)):
         paths = s.critical_paths[i]
         for value, num in s.counts[i].items():
@@ -175,7 +175,9 @@ def filter_node(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
     return SUCCESS
 
 
-def update_with_pod(state: CycleState, preemptor: Pod, updated: Pod, node_info: NodeInfo, delta: int) -> Status:
+def update_with_pod(
+    state: CycleState, preemptor: Pod, updated: Pod, node_info: NodeInfo, delta: int
+) -> Status:
     """updateWithPod (AddPod/RemovePod): adjust the counts for a pod added to or removed from a node.
     Upstream does not skip terminating pods here; neither do we."""
     s = _state(state)

@@ -70,7 +70,12 @@ class PodTopologySpread(Plugin):
             return []
         return [
             SpreadConstraint(
-                c.max_skew, c.topology_key, selector, c.min_domains, c.node_affinity_policy, c.node_taints_policy
+                c.max_skew,
+                c.topology_key,
+                selector,
+                c.min_domains,
+                c.node_affinity_policy,
+                c.node_taints_policy,
             )
             for c in constraints
         ]

@@ -81,7 +81,9 @@ def pre_score(pl: PodTopologySpread, state: CycleState, pod: Pod, filtered: list
         if missing:
             add_note(
                 state,
-                "not checked: the input has no " + ", ".join(missing) + " objects; default topology spreading "
+                "not checked: the input has no "
+                + ", ".join(missing)
+                + " objects; default topology spreading "
                 "(PodTopologySpread score) may select more pods in the real cluster",
             )
     if not constraints:
@@ -132,9 +134,9 @@ def pre_score(pl: PodTopologySpread, state: CycleState, pod: Pod, filtered: list
                     if c.matches(other.labels):
                         s.host_counts[i][ni.name] = s.host_counts[i].get(ni.name, 0) + 1
                     continue
-                value = node_domain[i].get(ni.name)
-                if value is not None and c.matches(other.labels):
-                    s.topology_counts[i][value] += 1
+                domain = node_domain[i].get(ni.name)
+                if domain is not None and c.matches(other.labels):
+                    s.topology_counts[i][domain] += 1
     state.write(PRE_SCORE_STATE_KEY, s)
     return SUCCESS
 
@@ -185,7 +187,6 @@ def normalize_score(state: CycleState, pod: Pod, scores: dict[str, int]) -> Stat
         elif max_score == 0:
             scores[name] = MAX_NODE_SCORE
         else:
-            assert min_score is not None
             # Operands are non-negative, so floor division equals Go's truncating int64 division.
             scores[name] = MAX_NODE_SCORE * (max_score + (min_score or 0) - v) // max_score
     return SUCCESS

@@ -25,11 +25,11 @@ __all__ = [
 
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
 # >= v1.34
-ERR_REASON_RWOP_CONFLICT = (
-    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
-)
+ERR_REASON_RWOP_CONFLICT = "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
 # <= v1.33
-ERR_REASON_RWOP_CONFLICT_OLD = "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+ERR_REASON_RWOP_CONFLICT_OLD = (
+    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+)
 
 _STATE_KEY = "PreFilter" + names.VOLUME_RESTRICTIONS
 _USED_PVCS_KEY = "volumerestrictions:used-pvcs"
@@ -63,15 +63,18 @@ def _d(v: Any) -> dict[str, Any]:
 def is_volume_conflict(volume: Mapping[str, Any], pod: Pod) -> bool:
     """isVolumeConflict: the same GCE PD (unless both read-only), EBS volume, iSCSI IQN (unless both
     read-only) or RBD image on overlapping monitors (unless both read-only) is already used on the node."""
-    gce, ebs, iscsi, rbd = (_d(volume.get(k)) if k in volume else None for k in _RESTRICTED)
+    gce, ebs, iscsi, rbd = (
+        _d(volume[k]) if isinstance(volume.get(k), dict) else None
+        for k in ("gcePersistentDisk", "awsElasticBlockStore", "iscsi", "rbd")
+    )
     for ev in pod.volumes:
         if gce is not None and isinstance(ev.get("gcePersistentDisk"), dict):
             e = ev["gcePersistentDisk"]
             if gce.get("pdName") == e.get("pdName") and not (gce.get("readOnly") and e.get("readOnly")):
                 return True
-        if ebs is not None and isinstance(ev.get("awsElasticBlockStore"), dict):
-            if ebs.get("volumeID") == ev["awsElasticBlockStore"].get("volumeID"):
-                return True
+        e_ebs = ev.get("awsElasticBlockStore")
+        if ebs is not None and isinstance(e_ebs, dict) and ebs.get("volumeID") == e_ebs.get("volumeID"):
+            return True
         if iscsi is not None and isinstance(ev.get("iscsi"), dict):
             e = ev["iscsi"]
             if iscsi.get("iqn") == e.get("iqn") and not (iscsi.get("readOnly") and e.get("readOnly")):
@@ -124,7 +127,9 @@ class VolumeRestrictions(Plugin):
             if pvc is None:
                 if not self.snapshot.has("PersistentVolumeClaim"):
                     add_note(state, "not checked: the input has no PersistentVolumeClaims")
-                return None, Status.unresolvable(not_found("persistentvolumeclaim", name), details=({"claim": name},))
+                return None, Status.unresolvable(
+                    not_found("persistentvolumeclaim", name), details=({"claim": name},)
+                )
             if "ReadWriteOncePod" in (spec(pvc).get("accessModes") or []):
                 rwop.add(name)
         used = _used_pvcs(self.snapshot) if rwop else set()
@@ -141,11 +146,14 @@ class VolumeRestrictions(Plugin):
             for ev in node_info.pods:
                 if is_volume_conflict(v, ev):
                     return Status.unschedulable(
-                        ERR_REASON_DISK_CONFLICT, details=({"volume": str(v.get("name") or ""), "pod": ev.key},)
+                        ERR_REASON_DISK_CONFLICT,
+                        details=({"volume": str(v.get("name") or ""), "pod": ev.key},),
                     )
         s: _State | None = state.read(_STATE_KEY)
         if s is not None and s.conflicting_ref_count > 0:
-            reason = ERR_REASON_RWOP_CONFLICT if self.dialect.rwop_reason_new else ERR_REASON_RWOP_CONFLICT_OLD
+            reason = (
+                ERR_REASON_RWOP_CONFLICT if self.dialect.rwop_reason_new else ERR_REASON_RWOP_CONFLICT_OLD
+            )
             return Status.unschedulable(reason, details=({"claims": sorted(s.rwop_pvcs)},))
         return SUCCESS
 

@@ -86,7 +86,9 @@ class VolumeZone(Plugin):
             if pv is None:
                 if not snap.has("PersistentVolume"):
                     add_note(state, "not checked: the input has no PersistentVolumes")
-                return [], Status.unresolvable(not_found("persistentvolume", pv_name), details=({"pv": pv_name},))
+                return [], Status.unresolvable(
+                    not_found("persistentvolume", pv_name), details=({"pv": pv_name},)
+                )
             labels = meta(pv).get("labels") or {}
             for key in _TOPOLOGY_LABELS:
                 if isinstance(labels, dict) and key in labels:
@@ -122,6 +124,8 @@ class VolumeZone(Plugin):
             if value is None or value not in t.values:
                 return Status.unresolvable(
                     ERR_REASON_CONFLICT,
-                    details=({"pv": t.pv_name, "label": t.key, "pv_values": sorted(t.values), "node_value": value},),
+                    details=(
+                        {"pv": t.pv_name, "label": t.key, "pv_values": sorted(t.values), "node_value": value},
+                    ),
                 )
         return SUCCESS

@@ -1,0 +1,489 @@
+"""`kdiagnose pod NAME` and `kdiagnose pods`: explain Pending pods of the live cluster, read-only.
+
+Fetch (kdiagnose.load.cluster) -> triage -> replay the pods that are really waiting for the scheduler
+(kdiagnose.pipeline) -> compare with what the cluster recorded (kdiagnose.report.recorded) -> render.
+Top-level imports stay light (no kubernetes, no rich): the CLI imports this module at start-up.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+
+from kdiagnose.errors import InputError, KdiagnoseError, UsageError
+from kdiagnose.exitcodes import ExitCode
+
+if TYPE_CHECKING:
+    from kdiagnose.load.cluster import Fetched
+    from kdiagnose.report.interface import Report
+    from kdiagnose.scheduler.profiles import Profile
+    from kdiagnose.versions import Dialect
+
+__all__ = [
+    "LiveOptions",
+    "build_live_report",
+    "export_objects",
+    "parse_timeout",
+    "pod_command",
+    "pods_command",
+    "run_live",
+    "save_snapshot",
+]
+
+Obj = dict[str, Any]
+
+_OUTPUTS = ("human", "json", "yaml")
+
+
+@dataclass(slots=True)
+class LiveOptions:
+    name: str | None = None  # None: every Pending pod in scope (`pods`)
+    namespace: str | None = None
+    all_namespaces: bool = False
+    selector: str = ""
+    kubeconfig: str | None = None
+    context: str | None = None
+    request_timeout: str = "30s"
+    output: str = "human"
+    no_color: bool = False
+    k8s_version: str | None = None
+    scheduler_config: str | None = None
+    save_snapshot: str | None = None
+    full: bool = False
+    debug: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+_DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+
+
+def parse_timeout(text: str) -> float:
+    """kubectl's --request-timeout: `30s`, `1m30s`, `500ms`, a bare number of seconds; 0 = no timeout."""
+    s = text.strip()
+    if re.fullmatch(r"\d+(?:\.\d+)?", s):
+        return float(s)
+    pos, total = 0, 0.0
+    for m in _DURATION_RE.finditer(s):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}[m.group(2)]
+        pos = m.end()
+    if pos != len(s) or not s:
+        raise UsageError(f"invalid --request-timeout {text!r} (expected e.g. 30s, 1m, 500ms)")
+    return total
+
+
+# ---------------------------------------------------------------------------------------------- report
+
+
+def _profiles(path: str | None, dialect: Dialect) -> list[Profile] | None:
+    if not path:
+        return None
+    try:
+        from kdiagnose.schedconfig import load_scheduler_config  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:
+        raise UsageError("--scheduler-config is not available in this build") from None
+    profiles: list[Profile] = load_scheduler_config(path, dialect).profiles
+    return profiles
+
+
+def _key(obj: Obj) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+
+
+def _events_by_pod(events: list[Obj]) -> dict[str, list[Obj]]:
+    out: dict[str, list[Obj]] = {}
+    for ev in events:
+        reg = ev.get("regarding") or ev.get("involvedObject") or {}
+        ns = reg.get("namespace") or (ev.get("metadata") or {}).get("namespace") or "default"
+        out.setdefault(f"{ns}/{reg.get('name')}", []).append(ev)
+    return out
+
+
+def build_live_report(
+    fetched: Fetched,
+    dialect: Dialect,
+    *,
+    profiles: list[Profile] | None = None,
+) -> Report:
+    """Triage every target, replay those waiting for the scheduler, and attach what the cluster recorded."""
+    from kdiagnose.load.files import RawObject
+    from kdiagnose.load.snapshot import build_snapshot
+    from kdiagnose.model.objects import ModelError, Pod
+    from kdiagnose.pipeline import diagnose_snapshot
+    from kdiagnose.report.interface import PodReport, Report
+    from kdiagnose.report.recorded import build_recorded, triage_pod
+    from kdiagnose.scheduler.diagnosis import Diagnosis
+
+    now = fetched.fetched_at or time.time()
+    t = fetched.target
+    source = f"context {t.context} ({t.server}" + (f", {fetched.server_version})" if fetched.server_version else ")")
+    triage = {_key(p): triage_pod(p, now) for p in fetched.targets}
+    replay = [_key(p) for p in fetched.targets if triage[_key(p)][1]]
+    nodes = [o for o in fetched.objects if o.get("kind") == "Node"]
+    pods = [o for o in fetched.objects if o.get("kind") == "Pod"]
+    if replay:
+        list_kinds = set(fetched.listed_kinds)
+        if fetched.events_readable:
+            list_kinds.add("Event")
+        src = f"context {t.context}"
+        snap = build_snapshot((RawObject(o, src) for o in fetched.objects), dialect, list_kinds=list_kinds, admit=True)
+        report = diagnose_snapshot(snap, profiles, pods=replay, source=source)
+        # Live lists are cluster-wide: the dump heuristics about missing namespaces do not apply.
+        report.warnings = [w for w in report.warnings if "without -A" not in w]
+    else:
+        report = Report(k8s_version=dialect.name, source=source, num_nodes=len(nodes), num_pods=len(pods))
+    report.warnings = list(fetched.warnings) + report.warnings
+    report.missing_kinds = sorted(fetched.missing)
+    by_key = {pr.diagnosis.pod.key: pr for pr in report.pods}
+    events = _events_by_pod(fetched.events)
+    for obj in fetched.targets:
+        key = _key(obj)
+        text, replayed = triage[key]
+        pr = by_key.get(key)
+        if pr is None:
+            try:
+                pod = Pod(obj)
+            except ModelError as e:
+                raise InputError(f"pod {key}: {e}") from None
+            node = pod.node_name or None
+            d = Diagnosis(pod=pod, profile=pod.scheduler_name, num_all_nodes=len(nodes), handled=node is not None)
+            d.chosen = node
+            if node is None:
+                d.not_handled_reason = text
+            pr = PodReport(diagnosis=d)
+            report.pods.append(pr)
+        pr.triage = text
+        rec = build_recorded(
+            obj,
+            events.get(key, []),
+            pr.diagnosis if replayed else None,
+            now=now,
+            nodes=nodes,
+            pods=pods,
+            num_nodes=report.num_nodes,
+            configured_profiles=profiles is not None,
+        )
+        if rec is not None or fetched.events_readable:
+            pr.recorded = rec
+    report.pods.sort(key=lambda p: p.diagnosis.pod.key)
+    return report
+
+
+# ---------------------------------------------------------------------------------------------- export
+
+# Annotations some scheduler plugin or kdiagnose report reads; everything else may be anyone's data.
+_KEEP_ANNOTATION_PREFIXES = (
+    "volume.kubernetes.io/",
+    "volume.beta.kubernetes.io/",
+    "pv.kubernetes.io/",
+    "storageclass.kubernetes.io/",
+    "storageclass.beta.kubernetes.io/",
+    "csi.volume.kubernetes.io/",
+    "cluster-autoscaler.kubernetes.io/",
+    "karpenter.sh/",
+    "scheduler.alpha.kubernetes.io/",
+    "node.alpha.kubernetes.io/",
+)
+_CONTAINER_SECRETS = ("env", "envFrom", "args", "command", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle")
+
+
+def _strip(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out: Obj = {}
+    for k, v in value.items():
+        if k == "managedFields":
+            continue
+        if k in ("containers", "initContainers", "ephemeralContainers") and isinstance(v, list):
+            out[k] = [
+                {ck: _strip(cv) for ck, cv in c.items() if ck not in _CONTAINER_SECRETS} if isinstance(c, dict) else c for c in v
+            ]
+            continue
+        if k == "annotations" and isinstance(v, dict):
+            kept = {ak: av for ak, av in v.items() if ak.startswith(_KEEP_ANNOTATION_PREFIXES)}
+            if kept:
+                out[k] = kept
+            continue
+        out[k] = _strip(v)
+    return out
+
+
+def export_objects(fetched: Fetched, full: bool) -> list[Obj]:
+    """The fetched objects for a snapshot file; without --full, what may be secret and the scheduler never
+    reads is dropped (container env/args/command/probes, most annotations, managedFields, ConfigMap/Secret data)."""
+    from kdiagnose.load.cluster import KINDS
+
+    out: list[Obj] = []
+    for obj in fetched.objects:
+        if full:
+            out.append(obj)
+            continue
+        o = _strip(obj)
+        if o.get("kind") in ("ConfigMap", "Secret"):
+            for k in ("data", "binaryData", "stringData"):
+                o.pop(k, None)
+        out.append(o)
+    present = {o.get("kind") for o in fetched.objects}
+    for kind in sorted(fetched.listed_kinds - present):
+        # An empty typed List still says "the cluster has none" (not "not fetched") when read back.
+        spec = KINDS.get(kind)
+        if spec is not None:
+            out.append({"apiVersion": spec.group_version, "kind": f"{kind}List", "items": []})
+    return out
+
+
+def save_snapshot(path: str, fetched: Fetched, dialect: Dialect, full: bool) -> None:
+    import yaml
+
+    objects = export_objects(fetched, full)
+    t = fetched.target
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(fetched.fetched_at or time.time()))
+    header = [
+        f"# kdiagnose snapshot of context {t.context} ({t.server}), {fetched.server_version or 'unknown version'}, {stamp}",
+        f"# {'full objects' if full else 'stripped of env, args, command, probes, most annotations, managedFields (--full keeps them)'}",
+        f"# replay offline: kdiagnose {Path(path).name} --k8s-version {dialect.name}",
+    ]
+    if fetched.missing:
+        header.append("# not readable: " + ", ".join(f"{k} ({v})" for k, v in sorted(fetched.missing.items())))
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(header) + "\n")
+            yaml.dump_all(objects, f, Dumper=dumper, sort_keys=False, explicit_start=True, default_flow_style=False, width=1 << 16)
+    except OSError as e:
+        raise InputError(f"--save-snapshot {path}: {e.strerror or e}") from None
+
+
+# ---------------------------------------------------------------------------------------------- render
+
+
+def _render(report: Report, output: str, color: bool) -> str:
+    if output == "json":
+        from kdiagnose.report import json as json_report
+
+        return json_report.render(report)
+    if output == "yaml":
+        from kdiagnose.report import yaml as yaml_report
+
+        return yaml_report.render(report)
+    return _render_human(report, color)
+
+
+def _render_human(report: Report, color: bool) -> str:
+    from kdiagnose.report.recorded import render_recorded
+
+    text = ""
+    try:
+        from kdiagnose.report import console  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:
+        console = None
+    if console is not None and hasattr(console, "render"):
+        try:
+            text = console.render(report, color=color)
+        except TypeError:
+            text = console.render(report)
+    else:
+        text = _plain(report)
+    extra: list[str] = []
+    # The console formatter may not know the live-only sections yet: add what it left out.
+    for pr in report.pods:
+        lines: list[str] = []
+        if pr.triage and pr.triage not in text:
+            lines.append(f"Triage: {pr.triage}")
+        if pr.recorded is not None and "Recorded by the cluster" not in text:
+            lines.extend(render_recorded(pr.recorded, pr.diagnosis.message))
+        if lines:
+            extra.append(f"{pr.diagnosis.pod.key}:")
+            extra.extend("  " + ln for ln in lines)
+    if extra:
+        text = text.rstrip("\n") + "\n\n" + "\n".join(extra) + "\n"
+    return text
+
+
+def _plain(report: Report) -> str:
+    """A minimal human rendering for builds without the console formatter."""
+    out = [f"{report.source}: {report.num_nodes} nodes, {report.num_pods} pods, {report.k8s_version}"]
+    out.extend(f"warning: {w}" for w in report.warnings)
+    for pr in report.pods:
+        d = pr.diagnosis
+        out.append("")
+        out.append(f"Pod {d.pod.key}")
+        if d.scheduled:
+            out.append(f"  schedulable: {d.chosen}")
+        elif d.message:
+            out.append(f"  {d.message}")
+        elif d.not_handled_reason:
+            out.append(f"  {d.not_handled_reason}")
+        for node, st in d.verdicts.items():
+            out.append(f"  {node}: " + ("feasible" if st.ok else f"{st.plugin}: {'; '.join(st.reasons)}"))
+        out.extend(f"  note: {n}" for n in d.notes)
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------- commands
+
+
+def _fail(e: BaseException, debug: bool) -> NoReturn:
+    if debug:
+        import traceback
+
+        traceback.print_exception(e, file=sys.stderr)
+    if isinstance(e, KdiagnoseError):
+        message, code = " ".join(str(e).split()), int(e.exit_code)
+        hint = e.hint
+    else:
+        message, code, hint = f"internal error: {type(e).__name__}: {' '.join(str(e).split())}", int(ExitCode.ERROR), ""
+    typer.echo(f"kdiagnose: error: {message}", err=True)
+    if hint:
+        typer.echo(f"hint: {hint}", err=True)
+    raise typer.Exit(code)
+
+
+def run_live(opts: LiveOptions) -> tuple[Report, int]:
+    """The whole live command without the CLI layer; raises KdiagnoseError on failure."""
+    from kdiagnose.load.cluster import fetch_for_pod, fetch_for_pods, resolve_target
+    from kdiagnose.pipeline import unschedulable
+
+    if opts.output not in _OUTPUTS:
+        raise UsageError(f"invalid -o {opts.output!r}: expected one of {', '.join(_OUTPUTS)}")
+    if opts.full and not opts.save_snapshot:
+        raise UsageError("--full only applies with --save-snapshot")
+    timeout = parse_timeout(opts.request_timeout)
+    target = resolve_target(opts.kubeconfig, opts.context)
+    if opts.name is not None:
+        ns = opts.namespace or target.namespace
+        fetched, dialect = fetch_for_pod(
+            target, opts.name, ns, timeout=timeout, k8s_version=opts.k8s_version, full=opts.full
+        )
+    else:
+        if opts.all_namespaces and opts.namespace:
+            raise UsageError("-A/--all-namespaces and -n/--namespace are exclusive")
+        scope = None if opts.all_namespaces else (opts.namespace or target.namespace)
+        fetched, dialect = fetch_for_pods(
+            target, scope, selector=opts.selector, timeout=timeout, k8s_version=opts.k8s_version, full=opts.full
+        )
+    if opts.debug:
+        typer.echo(
+            f"debug: {fetched.requests} requests, {len(fetched.objects)} objects in {fetched.elapsed:.2f}s",
+            err=True,
+        )
+    profiles = _profiles(opts.scheduler_config, dialect)
+    report = build_live_report(fetched, dialect, profiles=profiles)
+    if opts.save_snapshot:
+        save_snapshot(opts.save_snapshot, fetched, dialect, opts.full)
+    code = ExitCode.UNSCHEDULABLE if unschedulable(report) else ExitCode.OK
+    return report, int(code)
+
+
+def _main(opts: LiveOptions) -> None:
+    try:
+        report, code = run_live(opts)
+        typer.echo(_render(report, opts.output, color=not opts.no_color and sys.stdout.isatty()), nl=False)
+    except typer.Exit:
+        raise
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    except Exception as e:
+        _fail(e, opts.debug)
+    raise typer.Exit(code)
+
+
+NamespaceOpt = Annotated[
+    str | None, typer.Option("-n", "--namespace", help="Namespace (default: the context's namespace).")
+]
+KubeconfigOpt = Annotated[str | None, typer.Option("--kubeconfig", help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).")]
+ContextOpt = Annotated[str | None, typer.Option("--context", help="Kubeconfig context (default: current-context).")]
+TimeoutOpt = Annotated[str, typer.Option("--request-timeout", help="Per-request timeout, e.g. 30s, 1m; 0 = none.")]
+OutputOpt = Annotated[str, typer.Option("-o", "--output", help="human, json or yaml.")]
+NoColorOpt = Annotated[bool, typer.Option("--no-color", help="No ANSI colors.")]
+VersionOpt = Annotated[
+    str | None, typer.Option("--k8s-version", help="Replay as this release (default: the server's /version).")
+]
+ConfigOpt = Annotated[
+    str | None, typer.Option("--scheduler-config", help="The cluster's KubeSchedulerConfiguration (default profile if absent).")
+]
+SaveOpt = Annotated[
+    str | None, typer.Option("--save-snapshot", help="Write what was fetched as YAML that `kdiagnose FILE` replays.")
+]
+FullOpt = Annotated[bool, typer.Option("--full", help="With --save-snapshot: keep env, args, annotations, everything.")]
+DebugOpt = Annotated[bool, typer.Option("--debug", help="Tracebacks and request statistics on stderr.")]
+
+
+def pod_command(
+    name: Annotated[str, typer.Argument(help="The pod's name.")],
+    namespace: NamespaceOpt = None,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    request_timeout: TimeoutOpt = "30s",
+    output: OutputOpt = "human",
+    no_color: NoColorOpt = False,
+    k8s_version: VersionOpt = None,
+    scheduler_config: ConfigOpt = None,
+    save_snapshot: SaveOpt = None,
+    full: FullOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Explain why a pod of the current cluster is Pending (read-only)."""
+    if "/" in name and namespace is None:
+        namespace, _, name = name.partition("/")
+    _main(
+        LiveOptions(
+            name=name,
+            namespace=namespace,
+            kubeconfig=kubeconfig,
+            context=context,
+            request_timeout=request_timeout,
+            output=output,
+            no_color=no_color,
+            k8s_version=k8s_version,
+            scheduler_config=scheduler_config,
+            save_snapshot=save_snapshot,
+            full=full,
+            debug=debug,
+        )
+    )
+
+
+def pods_command(
+    namespace: NamespaceOpt = None,
+    all_namespaces: Annotated[bool, typer.Option("-A", "--all-namespaces", help="Every namespace.")] = False,
+    selector: Annotated[str, typer.Option("-l", "--selector", help="Label selector, as kubectl -l.")] = "",
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    request_timeout: TimeoutOpt = "30s",
+    output: OutputOpt = "human",
+    no_color: NoColorOpt = False,
+    k8s_version: VersionOpt = None,
+    scheduler_config: ConfigOpt = None,
+    save_snapshot: SaveOpt = None,
+    full: FullOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Explain every Pending pod in scope of the current cluster (read-only)."""
+    _main(
+        LiveOptions(
+            namespace=namespace,
+            all_namespaces=all_namespaces,
+            selector=selector,
+            kubeconfig=kubeconfig,
+            context=context,
+            request_timeout=request_timeout,
+            output=output,
+            no_color=no_color,
+            k8s_version=k8s_version,
+            scheduler_config=scheduler_config,
+            save_snapshot=save_snapshot,
+            full=full,
+            debug=debug,
+        )
+    )

@@ -1,0 +1,254 @@
+"""Snapshot -> Report: pick the pods to diagnose, replay the scheduler for each, add remedies.
+
+Shared by every command (offline dumps, live mode, check), so they select pods and build reports alike.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from kdiagnose.errors import InputError, UsageError
+from kdiagnose.model.pools import pool_of
+from kdiagnose.report.interface import PodReport, Report
+from kdiagnose.scheduler.diagnosis import Diagnosis
+from kdiagnose.scheduler.engine import Scheduler
+from kdiagnose.scheduler.profiles import Profile, default_profile
+
+if TYPE_CHECKING:
+    from kdiagnose.model.objects import Pod
+    from kdiagnose.model.snapshot import Snapshot
+    from kdiagnose.report.interface import Remedy
+
+__all__ = ["diagnose_snapshot", "parse_selector", "profiles_for", "select_pods"]
+
+# Object classes whose absence changes what the replay can check (listed in the report when absent).
+_REPORTED_KINDS = (
+    "Namespace",
+    "PersistentVolumeClaim",
+    "PersistentVolume",
+    "StorageClass",
+    "CSINode",
+    "PriorityClass",
+    "PodDisruptionBudget",
+)
+
+# ---------------------------------------------------------------------------------------------- selectors
+
+_SET_RE = re.compile(r"^\s*([^\s!=(),]+)\s+(in|notin)\s+\(([^)]*)\)\s*$")
+_EQ_RE = re.compile(r"^\s*([^\s!=(),]+)\s*(==|!=|=)\s*([^\s!=(),]*)\s*$")
+_EXISTS_RE = re.compile(r"^\s*(!?)\s*([^\s!=(),]+)\s*$")
+
+
+def _split_requirements(text: str) -> list[str]:
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return [p for p in parts if p.strip()]
+
+
+def _matches(reqs: list[tuple[str, str, frozenset[str]]], labels: dict[str, str]) -> bool:
+    for op, key, values in reqs:
+        value = labels.get(key)
+        if op == "in" and value not in values:
+            return False
+        if op == "notin" and value in values:
+            return False
+        if op == "exists" and value is None:
+            return False
+        if op == "!exists" and value is not None:
+            return False
+    return True
+
+
+def parse_selector(text: str) -> Callable[[dict[str, str]], bool]:
+    """A label selector as kubectl -l takes it: `a=b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`."""
+    reqs: list[tuple[str, str, frozenset[str]]] = []
+    for req in _split_requirements(text):
+        if m := _SET_RE.match(req):
+            values = frozenset(v.strip() for v in m.group(3).split(",") if v.strip())
+            reqs.append((m.group(2), m.group(1), values))
+        elif m := _EQ_RE.match(req):
+            reqs.append(("notin" if m.group(2) == "!=" else "in", m.group(1), frozenset([m.group(3)])))
+        elif m := _EXISTS_RE.match(req):
+            reqs.append(("!exists" if m.group(1) else "exists", m.group(2), frozenset()))
+        else:
+            raise UsageError(f"invalid label selector {text!r}: cannot parse {req.strip()!r}")
+    if not reqs:
+        raise UsageError(f"invalid label selector {text!r}: empty")
+    return lambda labels: _matches(reqs, labels)
+
+
+# ---------------------------------------------------------------------------------------------- selection
+
+
+def profiles_for(snapshot: Snapshot, profiles: list[Profile] | None, scheduler_name: str | None) -> list[Profile]:
+    """The configured profiles (default: the release's default profile), plus one for --scheduler-name.
+
+    A pod naming another scheduler is handled by that scheduler, whose configuration kdiagnose does not
+    know; `--scheduler-name X` asks to replay such pods as if X ran the default profile.
+    """
+    out = list(profiles) if profiles else [default_profile(snapshot.dialect)]
+    if scheduler_name and not any(p.scheduler_name == scheduler_name for p in out):
+        out.append(dataclasses.replace(default_profile(snapshot.dialect), scheduler_name=scheduler_name))
+    return out
+
+
+def _pod_key(ref: str, namespace: str | None) -> str:
+    if "/" in ref:
+        ns, _, name = ref.partition("/")
+        if not ns or not name or "/" in name:
+            raise UsageError(f"invalid --pod {ref!r}: expected NAMESPACE/NAME or NAME")
+        return ref
+    return f"{namespace or 'default'}/{ref}"
+
+
+def select_pods(
+    snapshot: Snapshot,
+    profiles: list[Profile],
+    *,
+    pods: Iterable[str] = (),
+    namespace: str | None = None,
+    selector: str | None = None,
+    scheduler_name: str | None = None,
+) -> tuple[list[Pod], list[str]]:
+    """Pods to diagnose and warnings about pods left out. Named pods are taken even if bound or unhandled."""
+    match = parse_selector(selector) if selector else None
+    warnings: list[str] = []
+    refs = list(pods)
+    if refs:
+        by_key = {p.key: p for p in snapshot.pods}
+        out = []
+        for ref in refs:
+            key = _pod_key(ref, namespace)
+            pod = by_key.get(key)
+            if pod is None:
+                raise InputError(f"pod {key} not found in the input (or it has finished: Succeeded/Failed)")
+            if match is None or match(pod.labels):
+                out.append(pod)
+        return out, warnings
+    handled = {p.scheduler_name for p in profiles}
+    out = []
+    others: Counter[str] = Counter()
+    for pod in snapshot.pending:
+        if namespace and pod.namespace != namespace:
+            continue
+        if match is not None and not match(pod.labels):
+            continue
+        if scheduler_name and pod.scheduler_name != scheduler_name:
+            continue
+        if pod.scheduler_name not in handled:
+            others[pod.scheduler_name] += 1
+            continue
+        out.append(pod)
+    for name, count in sorted(others.items()):
+        warnings.append(
+            f"{count} pending pod(s) with schedulerName {name!r} are handled by another scheduler: skipped "
+            f"(--scheduler-name {name} replays them with the default profile)"
+        )
+    return out, warnings
+
+
+# ---------------------------------------------------------------------------------------------- report
+
+RemedyFn = Callable[["Snapshot", Scheduler, Diagnosis], "tuple[list[Remedy], list[str]]"]
+
+
+def _remedy_engine() -> RemedyFn | None:
+    try:
+        from kdiagnose.remedies.engine import compute_remedies  # type: ignore[import-not-found,unused-ignore]
+    except ModuleNotFoundError as e:
+        if e.name in ("kdiagnose.remedies.engine", "kdiagnose.remedies"):
+            return None  # remedies are optional: the diagnosis stands without them
+        raise
+    fn: RemedyFn = compute_remedies
+    return fn
+
+
+def _owner(snapshot: Snapshot, pod: Pod) -> str:
+    """`Deployment ns/name` for a pod of a ReplicaSet owned by a Deployment, else the direct controller."""
+    ref = pod.controller_ref()
+    if ref is None:
+        return ""
+    kind, name = str(ref.get("kind") or ""), str(ref.get("name") or "")
+    if kind == "ReplicaSet":
+        rs = snapshot.get("ReplicaSet", name, pod.namespace)
+        for up in ((rs or {}).get("metadata") or {}).get("ownerReferences") or []:
+            if isinstance(up, dict) and up.get("controller") and up.get("kind") == "Deployment":
+                return f"Deployment {pod.namespace}/{up.get('name')}"
+    return f"{kind} {pod.namespace}/{name}"
+
+
+def _bound(snapshot: Snapshot, pod: Pod) -> Diagnosis:
+    d = Diagnosis(pod=pod, profile=pod.scheduler_name, num_all_nodes=snapshot.num_nodes)
+    d.chosen = pod.node_name
+    return d
+
+
+def diagnose_snapshot(
+    snapshot: Snapshot,
+    profiles: list[Profile] | None = None,
+    *,
+    pods: Iterable[str] = (),
+    namespace: str | None = None,
+    selector: str | None = None,
+    scheduler_name: str | None = None,
+    source: str = "",
+    profile_notes: Iterable[str] = (),
+    remedies: bool = True,
+) -> Report:
+    """Diagnose the selected pods (default: every pending pod a profile handles) and build the Report."""
+    all_profiles = profiles_for(snapshot, profiles, scheduler_name)
+    selected, warnings = select_pods(
+        snapshot, all_profiles, pods=pods, namespace=namespace, selector=selector, scheduler_name=scheduler_name
+    )
+    scheduler = Scheduler(snapshot, all_profiles)
+    remedy_fn = _remedy_engine() if remedies else None
+    from kdiagnose.load.dump import recorded_for
+
+    notes = list(profile_notes)
+    for p in all_profiles:
+        for part in p.not_replayed:
+            note = f"profile {p.scheduler_name}: not replayed: {part}"
+            if note not in notes:
+                notes.append(note)
+    report = Report(
+        k8s_version=snapshot.dialect.name,
+        source=source,
+        num_nodes=snapshot.num_nodes,
+        num_pods=len(snapshot.pods),
+        warnings=list(snapshot.warnings) + warnings,
+        skipped_kinds=dict(sorted(snapshot.skipped.items())),
+        missing_kinds=[k for k in _REPORTED_KINDS if not snapshot.has(k)],
+        profile_notes=notes,
+        node_pools={ni.name: pool for ni in snapshot.node_infos if (pool := pool_of(ni.node)) is not None},
+    )
+    for pod in sorted(selected, key=lambda p: p.key):
+        if pod.node_name:
+            pr = PodReport(diagnosis=_bound(snapshot, pod), triage=f"already bound to node {pod.node_name}")
+        else:
+            d = scheduler.diagnose(pod)
+            pr = PodReport(diagnosis=d)
+            if remedy_fn is not None and not d.scheduled and d.handled:
+                pr.remedies, pr.remedy_notes = remedy_fn(snapshot, scheduler, d)
+        pr.owner = _owner(snapshot, pod)
+        pr.recorded = recorded_for(snapshot, pod, pr.diagnosis.message)
+        report.pods.append(pr)
+    return report
+
+
+def unschedulable(report: Report) -> list[PodReport]:
+    """Pods the replay could not place (the exit-code gate of `kdiagnose FILE`)."""
+    return [p for p in report.pods if not p.diagnosis.scheduled]

@@ -1,0 +1,354 @@
+"""DynamicResources: ResourceClaims (DRA, resource.k8s.io/v1), mirroring
+plugins/dynamicresources/dynamicresources.go of v1.34.1 (release-4.21) and v1.35.4 (master).
+
+PreEnqueue/PreFilter resolve the pod's claims; PreFilter checks device classes and builds the structured
+allocator (allocator.py); Filter checks allocated claims' node selectors and tries to allocate the rest on
+the node; PostFilter says whether deallocating a claim could help; Score (v1.35) ranks firstAvailable
+subrequests.
+
+Claims from a ResourceClaimTemplate that the resourceclaim controller has not created yet (no entry in
+pod.status.resourceClaimStatuses) are evaluated as the claim the controller would create from the
+template, with a note: that is what the scheduler sees a moment later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kdiagnose.scheduler import names
+from kdiagnose.scheduler.framework import SKIP, SUCCESS, CycleState, Plugin, PreFilterResult, Status, add_note
+from kdiagnose.scheduler.plugins.dynamicresources.allocator import (
+    AllocationError,
+    Allocator,
+    ClaimRequests,
+    FailedOnNode,
+    dra_index,
+    parse_claim_requests,
+)
+from kdiagnose.scheduler.plugins.helper.node_selector import NodeSelectorTerm, parse_node_selector_terms
+from kdiagnose.scheduler.plugins.helper.normalize_score import default_normalize_score
+
+if TYPE_CHECKING:
+    from kdiagnose.model.objects import Pod
+    from kdiagnose.model.snapshot import NodeInfo
+    from kdiagnose.scheduler.diagnosis import Diagnosis
+
+__all__ = [
+    "ERR_CANNOT_ALLOCATE",
+    "ERR_CLAIM_IN_USE",
+    "ERR_NOT_AVAILABLE",
+    "ERR_STATE_NOT_FOUND",
+    "POST_DEALLOCATED",
+    "POST_NO_CLAIMS",
+    "POST_STILL_NOT_SCHEDULABLE",
+    "DynamicResources",
+]
+
+ERR_CLAIM_IN_USE = "resourceclaim in use"
+ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
+ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
+# CycleState.Read's error when PreFilter never ran (an earlier PreFilter returned UnschedulableAndUnresolvable).
+ERR_STATE_NOT_FOUND = "not found"
+POST_NO_CLAIMS = "no new claims to deallocate"
+POST_DEALLOCATED = "deallocation of ResourceClaim completed"
+POST_STILL_NOT_SCHEDULABLE = "still not schedulable"
+# resourceapi.FirstAvailableDeviceRequestMaxSize
+FIRST_AVAILABLE_MAX_SIZE = 8
+
+_KEY = names.DYNAMIC_RESOURCES
+Obj = dict[str, Any]
+
+
+def _d(v: Any) -> Obj:
+    return v if isinstance(v, dict) else {}
+
+
+def _l(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+@dataclass(slots=True)
+class _Claim:
+    namespace: str
+    name: str
+    raw: Obj
+    emulated_from: str = ""  # the ResourceClaimTemplate, when the claim is not created yet
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def status(self) -> Obj:
+        return _d(self.raw.get("status"))
+
+    @property
+    def allocation(self) -> Obj | None:
+        a = self.status.get("allocation")
+        return a if isinstance(a, dict) else None
+
+    @property
+    def reserved_for(self) -> list[Obj]:
+        return [_d(r) for r in _l(self.status.get("reservedFor"))]
+
+
+@dataclass(slots=True)
+class _State:
+    """stateData; Clone returns the same object upstream, so preemption's copies share it."""
+
+    claims: list[_Claim] = field(default_factory=list)
+    available_on: list[list[NodeSelectorTerm] | None] = field(default_factory=list)
+    allocator: Allocator | None = None
+    to_allocate: list[int] = field(default_factory=list)
+    unavailable: set[int] = field(default_factory=set)
+    node_allocations: dict[str, list[list[str]]] = field(default_factory=dict)
+
+    def clone(self) -> _State:
+        return self
+
+
+class _ClaimError(Exception):
+    """foreachPodResourceClaim's error: the pod cannot be scheduled until its claims exist."""
+
+
+class DynamicResources(Plugin):
+    name = names.DYNAMIC_RESOURCES
+
+    # ------------------------------------------------------------ claims of the pod
+
+    def _pod_claims(self, pod: Pod, state: CycleState | None) -> list[_Claim] | None:
+        """podResourceClaims; None when the input lacks the objects needed to tell (a note says so)."""
+        snap = self.snapshot
+        out: list[_Claim] = []
+        statuses = {str(s.get("name") or ""): s for s in pod.resource_claim_statuses}
+        for pc in pod.resource_claims:
+            pc_name = str(pc.get("name") or "")
+            must_check_owner = False
+            if pc.get("resourceClaimName"):
+                claim_name = str(pc["resourceClaimName"])
+            elif pc.get("resourceClaimTemplateName"):
+                tname = str(pc["resourceClaimTemplateName"])
+                st = statuses.get(pc_name)
+                if st is None:
+                    template = snap.get("ResourceClaimTemplate", tname, pod.namespace)
+                    if template is None:
+                        if not snap.has("ResourceClaimTemplate"):
+                            return self._missing(state, pod, "ResourceClaimTemplates")
+                        raise _ClaimError(f'pod "{pod.namespace}/{pod.name}": ResourceClaim not created yet')
+                    out.append(self._from_template(pod, pc_name, tname, template, state))
+                    continue
+                if not st.get("resourceClaimName"):
+                    continue  # no claim needed for this entry
+                claim_name = str(st["resourceClaimName"])
+                must_check_owner = True
+            else:
+                raise _ClaimError(
+                    f'pod "{pod.namespace}/{pod.name}", spec.resourceClaim "{pc_name}": none of the supported fields are set'
+                )
+            raw = snap.get("ResourceClaim", claim_name, pod.namespace)
+            if raw is None:
+                if not snap.has("ResourceClaim"):
+                    return self._missing(state, pod, "ResourceClaims")
+                raise _ClaimError(f'could not find ResourceClaim "{pod.namespace}/{claim_name}"')
+            meta = _d(raw.get("metadata"))
+            if meta.get("deletionTimestamp"):
+                raise _ClaimError(f'resourceclaim "{claim_name}" is being deleted')
+            if must_check_owner:
+                owner = next(
+                    (r for r in map(_d, _l(meta.get("ownerReferences"))) if r.get("controller")), None
+                )
+                if owner is None or str(owner.get("uid") or "") != pod.uid:
+                    raise _ClaimError(
+                        f"ResourceClaim {pod.namespace}/{claim_name} was not created for pod {pod.namespace}/{pod.name} "
+                        "(pod is not owner)"
+                    )
+            out.append(_Claim(pod.namespace, claim_name, raw))
+        return out
+
+    @staticmethod
+    def _missing(state: CycleState | None, pod: Pod, what: str) -> None:
+        if state is not None:
+            add_note(
+                state, f"not checked: the input has no {what}; the resource claims of {pod.key} were ignored"
+            )
+        return None
+
+    @staticmethod
+    def _from_template(pod: Pod, pc_name: str, tname: str, template: Obj, state: CycleState | None) -> _Claim:
+        # The resourceclaim controller copies template.spec.spec into a new, unallocated claim owned by the pod.
+        name = f"{pod.name}-{pc_name}"
+        raw: Obj = {
+            "metadata": {
+                "name": name,
+                "namespace": pod.namespace,
+                "ownerReferences": [{"controller": True, "uid": pod.uid}],
+            },
+            "spec": _d(_d(template.get("spec")).get("spec")),
+            "status": {},
+        }
+        if state is not None:
+            add_note(
+                state,
+                f"resource claim {pc_name!r} of {pod.key} is not created yet: evaluated as the claim the resourceclaim "
+                f"controller creates from ResourceClaimTemplate {tname!r}",
+            )
+        return _Claim(pod.namespace, name, raw, emulated_from=tname)
+
+    # ------------------------------------------------------------ extension points
+
+    def pre_enqueue(self, pod: Pod) -> Status:
+        """PreEnqueue: every claim must exist (and not be deleting) before the pod is tried at all."""
+        if not pod.resource_claims:
+            return SUCCESS
+        try:
+            self._pod_claims(pod, None)
+        except _ClaimError as e:
+            return Status.unresolvable(str(e))
+        return SUCCESS
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:
+        # Written before anything else: PostFilter and Score read it even for pods without claims.
+        s = _State()
+        state.write(_KEY, s)
+        if not pod.resource_claims:
+            return None, SKIP
+        try:
+            claims = self._pod_claims(pod, state)
+        except _ClaimError as e:
+            return None, Status.unresolvable(str(e))
+        if not claims:
+            return None, SKIP
+        idx = dra_index(self.snapshot)
+        s.available_on = [None] * len(claims)
+        to_allocate: list[ClaimRequests] = []
+        for i, c in enumerate(claims):
+            alloc = c.allocation
+            if alloc is not None:
+                # CanBeReserved has no restriction on sharing in v1.34/v1.35, so "resourceclaim in use" cannot
+                # happen; kept for parity with the upstream check order.
+                ns = alloc.get("nodeSelector")
+                if isinstance(ns, dict):
+                    s.available_on[i] = parse_node_selector_terms(ns.get("nodeSelectorTerms"))
+                continue
+            s.to_allocate.append(i)
+            for req in map(_d, _l(_d(_d(c.raw.get("spec")).get("devices")).get("requests"))):
+                rname = str(req.get("name") or "")
+                if isinstance(req.get("exactly"), dict):
+                    st = self._validate_class(
+                        str(req["exactly"].get("deviceClassName") or ""), rname, idx.classes
+                    )
+                elif req.get("firstAvailable"):
+                    st = SUCCESS
+                    for sub in map(_d, _l(req.get("firstAvailable"))):
+                        q = f"{rname}/{sub.get('name') or ''}"
+                        st = self._validate_class(str(sub.get("deviceClassName") or ""), q, idx.classes)
+                        if not st.ok:
+                            break
+                elif req.get("deviceClassName"):
+                    st = self._validate_class(str(req["deviceClassName"]), rname, idx.classes)
+                else:
+                    st = Status.unresolvable(f"resource claim {c.key}, request {rname}: unknown request type")
+                if not st.ok:
+                    return None, st
+            to_allocate.append(parse_claim_requests(c.key, _d(c.raw.get("spec"))))
+        if to_allocate:
+            if not self.snapshot.has("ResourceSlice"):
+                add_note(state, "the input has no ResourceSlices: no node offers devices to allocate")
+            s.allocator = Allocator(idx, to_allocate)
+        s.claims = claims
+        return None, SUCCESS
+
+    @staticmethod
+    def _validate_class(class_name: str, request: str, classes: dict[str, Obj]) -> Status:
+        if not class_name:
+            return Status.error(f"request {request}: unsupported request type")
+        if class_name not in classes:
+            return Status.unresolvable(
+                f"request {request}: device class {class_name} does not exist",
+                details=({"deviceClass": class_name},),
+            )
+        return SUCCESS
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        s: _State | None = state.read(_KEY)
+        if s is None:
+            return Status.error(ERR_STATE_NOT_FOUND)
+        if not s.claims:
+            return SUCCESS
+        node = node_info.node
+        unavailable = [
+            i
+            for i, terms in enumerate(s.available_on)
+            if terms is not None and not any(t.match(node) for t in terms)
+        ]
+        results: list[list[str]] | None = None
+        if s.allocator is not None:
+            try:
+                results = s.allocator.allocate(node)
+            except AllocationError as e:
+                return Status.error(str(e))
+            except FailedOnNode as e:
+                return Status.unresolvable(str(e))
+            finally:
+                for expr in sorted(s.allocator.unsupported):
+                    add_note(
+                        state,
+                        f"not evaluated: CEL selector {expr!r} is beyond kdiagnose's CEL subset; treated as not matching",
+                    )
+            if results is None:
+                return Status.unresolvable(
+                    ERR_CANNOT_ALLOCATE, details=({"claims": [s.claims[i].key for i in s.to_allocate]},)
+                )
+        if unavailable:
+            s.unavailable.update(unavailable)
+            return Status.unresolvable(
+                ERR_NOT_AVAILABLE, details=({"claims": [s.claims[i].key for i in unavailable]},)
+            )
+        if results is not None:
+            s.node_allocations[node_info.name] = results
+        return SUCCESS
+
+    def post_filter(self, state: CycleState, pod: Pod, diagnosis: Diagnosis, framework: Any) -> Status:
+        s: _State | None = state.read(_KEY)
+        if s is None:
+            return Status.error(ERR_STATE_NOT_FOUND)
+        if not s.claims:
+            return Status.unschedulable(POST_NO_CLAIMS)
+        # Upstream picks one unavailable claim at random (map order); the lowest index is as good.
+        for i in sorted(s.unavailable):
+            c = s.claims[i]
+            rf = c.reserved_for
+            if not rf or (len(rf) == 1 and str(rf[0].get("uid") or "") == pod.uid):
+                return Status.unschedulable(POST_DEALLOCATED, details=({"deallocate": c.key},))
+        return Status.unschedulable(POST_STILL_NOT_SCHEDULABLE)
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
+        s: _State | None = state.read(_KEY)
+        if s is None:
+            return 0, Status.error(ERR_STATE_NOT_FOUND)
+        if not s.claims:
+            return 0, SUCCESS
+        allocations = s.node_allocations.get(node_info.name)
+        if allocations is None:
+            return 0, SUCCESS
+        # computeScore walks *all* claims against the results of the claims that needed allocation, by
+        # position (master's dynamicresources.go); mirrored as is, including its error when they differ.
+        score = 0
+        for i, c in enumerate(s.claims):
+            if i >= len(allocations):
+                return 0, Status.error(
+                    f"number of allocations {len(allocations)} is smaller than number of claims"
+                )
+            allocated_subs = {ref for ref in allocations[i] if len(ref.split("/")) == 2}
+            for req in map(_d, _l(_d(_d(c.raw.get("spec")).get("devices")).get("requests"))):
+                if isinstance(req.get("exactly"), dict):
+                    continue
+                for rank, sub in enumerate(map(_d, _l(req.get("firstAvailable")))):
+                    if f"{req.get('name') or ''}/{sub.get('name') or ''}" in allocated_subs:
+                        score += FIRST_AVAILABLE_MAX_SIZE - rank
+        return score, SUCCESS
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status:
+        default_normalize_score(100, False, scores)
+        return SUCCESS

@@ -1,0 +1,274 @@
+"""InterPodAffinity PreFilter/Filter and AddPod/RemovePod (plugins/interpodaffinity/filtering.go).
+
+PreFilter counts, per (topologyKey, value), the existing pods matching the incoming pod's required terms and
+the existing pods whose required anti-affinity matches the incoming pod; Filter is dictionary lookups.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kdiagnose.scheduler import names
+from kdiagnose.scheduler.framework import SKIP, SUCCESS, CycleState, PreFilterResult, Status, add_note
+from kdiagnose.scheduler.plugins.helper.spread import pods_by_namespace
+from kdiagnose.scheduler.plugins.interpodaffinity.terms import (
+    AffinityTerm,
+    merge_namespaces,
+    pod_terms,
+    terms_of,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from kdiagnose.model.objects import Node, Pod
+    from kdiagnose.model.snapshot import NodeInfo, Snapshot
+    from kdiagnose.scheduler.plugins.interpodaffinity.plugin import InterPodAffinity
+
+__all__ = [
+    "ERR_REASON_AFFINITY_RULES_NOT_MATCH",
+    "ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH",
+    "ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH",
+    "PRE_FILTER_STATE_KEY",
+    "PreFilterState",
+    "filter_node",
+    "pod_matches_all_terms",
+    "pre_filter",
+    "update_with_pod",
+]
+
+ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't satisfy existing pods anti-affinity rules"
+ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
+ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
+
+PRE_FILTER_STATE_KEY = "PreFilter" + names.INTER_POD_AFFINITY
+_ANTI_INDEX_KEY = "interpodaffinity:nodes-with-required-anti-affinity"
+_WITNESSES = 3  # pod names kept per topology pair for reports
+
+Pair = tuple[str, str]
+
+
+class Counts:
+    """topologyToMatchedTermCount, plus a few example pods per pair (reports only; never read by Filter)."""
+
+    __slots__ = ("counts", "witnesses")
+
+    def __init__(self) -> None:
+        self.counts: dict[Pair, int] = {}
+        self.witnesses: dict[Pair, list[str]] = {}
+
+    def update(self, node: Node, key: str, delta: int, who: str = "") -> None:
+        value = node.labels.get(key)
+        if value is None:
+            return
+        pair = (key, value)
+        n = self.counts.get(pair, 0) + delta
+        if n == 0:
+            self.counts.pop(pair, None)
+        else:
+            self.counts[pair] = n
+        if who and delta > 0:
+            w = self.witnesses.setdefault(pair, [])
+            if len(w) < _WITNESSES:
+                w.append(who)
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def get(self, pair: Pair) -> int:
+        return self.counts.get(pair, 0)
+
+    def clone(self) -> Counts:
+        c = Counts()
+        c.counts = dict(self.counts)
+        c.witnesses = self.witnesses  # report-only, not mutated by add/remove
+        return c
+
+
+def pod_matches_all_terms(terms: Iterable[AffinityTerm], pod: Pod) -> bool:
+    """podMatchesAllAffinityTerms: false for no terms; namespace selectors are already merged (nil labels)."""
+    any_term = False
+    for t in terms:
+        any_term = True
+        if not t.matches(pod, None):
+            return False
+    return any_term
+
+
+class PreFilterState:
+    __slots__ = (
+        "affinity",
+        "affinity_counts",
+        "anti_affinity",
+        "anti_counts",
+        "existing_anti_counts",
+        "ns_labels",
+        "pod",
+    )
+
+    def __init__(
+        self,
+        pod: Pod,
+        affinity: tuple[AffinityTerm, ...],
+        anti_affinity: tuple[AffinityTerm, ...],
+        ns_labels: Mapping[str, str],
+    ) -> None:
+        self.pod = pod
+        self.affinity = affinity
+        self.anti_affinity = anti_affinity
+        self.ns_labels = ns_labels
+        self.existing_anti_counts = Counts()
+        self.affinity_counts = Counts()
+        self.anti_counts = Counts()
+
+    def clone(self) -> PreFilterState:
+        c = PreFilterState(self.pod, self.affinity, self.anti_affinity, self.ns_labels)
+        c.existing_anti_counts = self.existing_anti_counts.clone()
+        c.affinity_counts = self.affinity_counts.clone()
+        c.anti_counts = self.anti_counts.clone()
+        return c
+
+    def update_with_pod(self, snapshot: Snapshot, other: Pod, node: Node, delta: int) -> None:
+        for t in terms_of(snapshot, other).required_anti_affinity:
+            if t.matches(self.pod, self.ns_labels):
+                self.existing_anti_counts.update(node, t.topology_key, delta)
+        if pod_matches_all_terms(self.affinity, other):
+            for t in self.affinity:
+                self.affinity_counts.update(node, t.topology_key, delta)
+        for t in self.anti_affinity:
+            if t.matches(other, None):
+                self.anti_counts.update(node, t.topology_key, delta)
+
+
+def _nodes_with_required_anti_affinity(snapshot: Snapshot) -> list[NodeInfo]:
+    """HavePodsWithRequiredAntiAffinityList, built once per snapshot."""
+    nodes: list[NodeInfo] | None = snapshot.cache.get(_ANTI_INDEX_KEY)
+    if nodes is None:
+        nodes = [ni for ni in snapshot.node_infos if ni.pods_with_required_anti_affinity]
+        snapshot.cache[_ANTI_INDEX_KEY] = nodes
+    return nodes
+
+
+def _candidate_pods(snapshot: Snapshot, terms: tuple[AffinityTerm, ...]) -> Iterable[tuple[Pod, NodeInfo]]:
+    """The bound pods any of `terms` could match: those of the named namespaces, or all pods when a term
+    selects every namespace. Same result as scanning every node's pods, in one pass over fewer pods."""
+    by_ns = pods_by_namespace(snapshot)
+    if any(t.ns_selector == () for t in terms):
+        for items in by_ns.values():
+            yield from items
+        return
+    seen: set[str] = set()
+    for t in terms:
+        for ns in t.namespaces:
+            if ns not in seen:
+                seen.add(ns)
+                yield from by_ns.get(ns, ())
+
+
+def pre_filter(pl: InterPodAffinity, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:
+    snapshot = pl.snapshot
+    terms = pod_terms(pod)
+    affinity = tuple(merge_namespaces(snapshot, t) for t in terms.required_affinity)
+    anti = tuple(merge_namespaces(snapshot, t) for t in terms.required_anti_affinity)
+    if not snapshot.has("Namespace") and any(
+        t.ns_selector not in (None, ()) for t in (*terms.required_affinity, *terms.required_anti_affinity)
+    ):
+        add_note(
+            state,
+            "not checked: the input has no Namespaces; namespaceSelector resolved against the pods' namespaces",
+        )
+    ns_labels = snapshot.namespace_labels(pod.namespace)
+    s = PreFilterState(pod, affinity, anti, ns_labels)
+
+    for ni in _nodes_with_required_anti_affinity(snapshot):
+        for existing in ni.pods_with_required_anti_affinity:
+            for t in terms_of(snapshot, existing).required_anti_affinity:
+                if t.matches(pod, ns_labels):
+                    s.existing_anti_counts.update(ni.node, t.topology_key, 1, existing.key)
+
+    if affinity or anti:
+        for existing, ni in _candidate_pods(snapshot, affinity + anti):
+            if affinity and pod_matches_all_terms(affinity, existing):
+                for t in affinity:
+                    s.affinity_counts.update(ni.node, t.topology_key, 1, existing.key)
+            for t in anti:
+                if t.matches(existing, None):
+                    s.anti_counts.update(ni.node, t.topology_key, 1, existing.key)
+
+    if not s.existing_anti_counts and not affinity and not anti:
+        return None, SKIP
+    state.write(PRE_FILTER_STATE_KEY, s)
+    return None, SUCCESS
+
+
+def _state(state: CycleState) -> PreFilterState | None:
+    s = state.read(PRE_FILTER_STATE_KEY)
+    return s if isinstance(s, PreFilterState) else None
+
+
+def _affinity_failure(s: PreFilterState, labels: Mapping[str, str]) -> dict[str, Any] | None:
+    """satisfyPodAffinity, returning why not (None when satisfied)."""
+    missing: dict[str, Any] | None = None
+    for t in s.affinity:
+        value = labels.get(t.topology_key)
+        if value is None:
+            return {"term": t.describe(), "missingLabel": t.topology_key}
+        if s.affinity_counts.get((t.topology_key, value)) <= 0 and missing is None:
+            missing = {"term": t.describe(), "domain": f"{t.topology_key}={value}", "matchingPods": 0}
+    if missing is None:
+        return None
+    # The first pod of a group may land anywhere its own terms allow when no pod matches yet.
+    if not s.affinity_counts and pod_matches_all_terms(s.affinity, s.pod):
+        return None
+    if not s.affinity_counts:
+        missing["matchingPodsInCluster"] = 0
+    return missing
+
+
+def filter_node(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+    s = _state(state)
+    if s is None:
+        return Status.error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+    labels = node_info.node.labels
+    why = _affinity_failure(s, labels)
+    if why is not None:
+        return Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH, details=(why,))
+    if s.anti_counts:
+        for t in s.anti_affinity:
+            value = labels.get(t.topology_key)
+            if value is not None and s.anti_counts.get((t.topology_key, value)) > 0:
+                pair = (t.topology_key, value)
+                return Status.unschedulable(
+                    ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
+                    details=(
+                        {
+                            "term": t.describe(),
+                            "domain": f"{t.topology_key}={value}",
+                            "matchingPods": s.anti_counts.get(pair),
+                            "pods": list(s.anti_counts.witnesses.get(pair, [])),
+                        },
+                    ),
+                )
+    if s.existing_anti_counts:
+        for pair in labels.items():
+            if s.existing_anti_counts.get(pair) > 0:
+                return Status.unschedulable(
+                    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+                    details=(
+                        {
+                            "domain": f"{pair[0]}={pair[1]}",
+                            "podsWithAntiAffinity": list(s.existing_anti_counts.witnesses.get(pair, [])),
+                        },
+                    ),
+                )
+    return SUCCESS
+
+
+def update_with_pod(
+    pl: InterPodAffinity, state: CycleState, other: Pod, node_info: NodeInfo, delta: int
+) -> Status:
+    s = _state(state)
+    if s is None:
+        return Status.error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+    s.update_with_pod(pl.snapshot, other, node_info.node, delta)
+    return SUCCESS

@@ -1,0 +1,438 @@
+"""VolumeBinding: PVC checks at PreFilter, per-node PV affinity / static binding / dynamic provisioning
+at Filter (plugins/volumebinding/volume_binding.go and binder.go FindPodVolumes).
+
+Scoring needs the alpha StorageCapacityScoring gate (VolumeCapacityPriority before v1.33), off in every
+supported release, so PreScore always skips.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from kdiagnose.model.quantity import QuantityError, value
+from kdiagnose.scheduler import names
+from kdiagnose.scheduler.framework import SKIP, SUCCESS, CycleState, Plugin, PreFilterResult, Status, add_note
+from kdiagnose.scheduler.plugins.helper import csi_translation as trans
+from kdiagnose.scheduler.plugins.helper.node_selector import (
+    LabelRequirement,
+    NodeSelectorTerm,
+    parse_label_selector,
+    parse_node_selector_terms,
+)
+from kdiagnose.scheduler.plugins.helper.storage import (
+    ANN_SELECTED_NODE,
+    NOT_SUPPORTED_PROVISIONER,
+    Obj,
+    binding_mode,
+    check_access_modes,
+    get_pvc,
+    is_fully_bound,
+    is_volume_bound_to_claim,
+    match_topology_selector_terms,
+    meta,
+    not_found,
+    pod_claims,
+    pv_class,
+    pv_node_affinity_terms,
+    pv_terms_match,
+    pvc_class,
+    pvs_by_class,
+    quantity,
+    spec,
+    volume_is_for_pod,
+    volume_mode_mismatch,
+)
+
+if TYPE_CHECKING:
+    from kdiagnose.model.objects import Pod
+    from kdiagnose.model.snapshot import NodeInfo
+
+__all__ = [
+    "ERR_REASON_BIND_CONFLICT",
+    "ERR_REASON_NODE_CONFLICT",
+    "ERR_REASON_NODE_CONFLICT_OLD",
+    "ERR_REASON_NOT_ENOUGH_SPACE",
+    "ERR_REASON_PV_NOT_EXIST",
+    "ERR_REASON_UNBOUND_IMMEDIATE",
+    "VolumeBinding",
+]
+
+ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
+# >= v1.33
+ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
+# <= v1.32
+ERR_REASON_NODE_CONFLICT_OLD = "node(s) had volume node affinity conflict"
+ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
+ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+ERR_REASON_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+
+_STATE_KEY = names.VOLUME_BINDING
+_TERMS_KEY = "volumebinding:pv-terms"
+_TRANSLATED_KEY = "volumebinding:translated-pv-terms"
+_CAPACITY_KEY = "volumebinding:capacities-by-class"
+
+
+class _FilterError(Exception):
+    """An error FindPodVolumes returns (the node's status is Error, not a reason)."""
+
+
+@dataclass(slots=True)
+class _Bound:
+    pvc_name: str
+    pv_name: str
+    pv: Obj | None
+
+
+@dataclass(slots=True)
+class _Unbound:
+    """An unbound WaitForFirstConsumer claim with what FindMatchingVolume and provisioning read."""
+
+    pvc: Obj
+    key: str  # namespace/name
+    cls: str
+    requested: Fraction
+    selected_node: str | None
+    selector: tuple[LabelRequirement, ...] | None  # None: no selector
+    selector_error: bool
+    vac: str
+
+
+@dataclass(slots=True)
+class _State:
+    bound: list[_Bound] = field(default_factory=list)
+    delay: list[_Unbound] = field(default_factory=list)  # pod volume order
+    delay_by_size: list[_Unbound] = field(default_factory=list)
+
+
+def _value(raw: Any) -> int:
+    try:
+        return value(raw) if raw is not None else 0
+    except QuantityError:
+        return 0
+
+
+class VolumeBinding(Plugin):
+    name = names.VOLUME_BINDING
+
+    # ------------------------------------------------------------------ PreFilter
+
+    def _pod_has_pvcs(self, pod: Pod) -> tuple[bool, str]:
+        """podHasPVCs: (has any claim, the first rejection message or "")."""
+        has = False
+        for _, name, ephemeral in pod_claims(pod):
+            has = True
+            pvc = get_pvc(self.snapshot, pod.namespace, name)
+            if pvc is None:
+                if ephemeral:
+                    return (
+                        has,
+                        f'waiting for ephemeral volume controller to create the persistentvolumeclaim "{name}"',
+                    )
+                return has, not_found("persistentvolumeclaim", name)
+            if (pvc.get("status") or {}).get("phase") == "Lost":
+                pv = spec(pvc).get("volumeName") or ""
+                return has, f'persistentvolumeclaim "{name}" bound to non-existent persistentvolume "{pv}"'
+            if meta(pvc).get("deletionTimestamp"):
+                return has, f'persistentvolumeclaim "{name}" is being deleted'
+            if ephemeral:
+                err = volume_is_for_pod(pod, pvc)
+                if err:
+                    return has, err
+        return has, ""
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:
+        snap = self.snapshot
+        has, err = self._pod_has_pvcs(pod)
+        if err:
+            if not snap.has("PersistentVolumeClaim"):
+                add_note(state, "not checked: the input has no PersistentVolumeClaims")
+            return None, Status.unresolvable(err)
+        if not has:
+            return None, SKIP
+        st = _State()
+        immediate: list[str] = []
+        for _, name, _ in pod_claims(pod):
+            pvc = get_pvc(snap, pod.namespace, name)
+            assert pvc is not None  # checked by _pod_has_pvcs
+            if is_fully_bound(pvc):
+                pv_name = str(spec(pvc).get("volumeName") or "")
+                st.bound.append(_Bound(name, pv_name, snap.get("PersistentVolume", pv_name)))
+                continue
+            cls = pvc_class(pvc)
+            delay = False
+            if cls:
+                sc = snap.get("StorageClass", cls)
+                if sc is None:
+                    if not snap.has("StorageClass"):
+                        add_note(state, "not checked: the input has no StorageClasses")
+                else:
+                    # IsDelayBindingMode; a class that does not exist means Immediate.
+                    delay = binding_mode(sc) == "WaitForFirstConsumer"
+            if delay and not spec(pvc).get("volumeName"):
+                st.delay.append(self._unbound(pvc, pod.namespace, name, cls))
+            else:
+                immediate.append(name)
+        if immediate:
+            return None, Status.unresolvable(ERR_REASON_UNBOUND_IMMEDIATE, details=({"claims": immediate},))
+        if any(b.pv is None for b in st.bound) and not snap.has("PersistentVolume"):
+            add_note(state, "not checked: the input has no PersistentVolumes")
+        if st.delay:
+            if not snap.has("PersistentVolume"):
+                add_note(
+                    state,
+                    "not checked: the input has no PersistentVolumes (static binding of unbound claims)",
+                )
+            if not snap.has("CSIDriver"):
+                add_note(
+                    state, "not checked: the input has no CSIDrivers (storage capacity of unbound claims)"
+                )
+        # sort.Sort(byPVCSize): insertion sort for the few claims a pod has, i.e. stable.
+        st.delay_by_size = sorted(st.delay, key=lambda c: c.requested)
+        state.write(_STATE_KEY, st)
+        return None, SUCCESS
+
+    def _unbound(self, pvc: Obj, namespace: str, name: str, cls: str) -> _Unbound:
+        s = spec(pvc)
+        requests = (
+            (s.get("resources") or {}).get("requests") if isinstance(s.get("resources"), dict) else None
+        )
+        requested = quantity((requests or {}).get("storage")) if isinstance(requests, dict) else Fraction(0)
+        ann = meta(pvc).get("annotations") or {}
+        selected = ann.get(ANN_SELECTED_NODE) if isinstance(ann, dict) else None
+        raw_sel = s.get("selector")
+        selector = parse_label_selector(raw_sel) if isinstance(raw_sel, dict) else None
+        return _Unbound(
+            pvc=pvc,
+            key=f"{namespace}/{name}",
+            cls=cls,
+            requested=requested,
+            selected_node=None if selected is None else str(selected),
+            selector=selector,
+            selector_error=isinstance(raw_sel, dict) and selector is None,
+            vac=str(s.get("volumeAttributesClassName") or ""),
+        )
+
+    # ------------------------------------------------------------------ Filter
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        st: _State | None = state.read(_STATE_KEY)
+        if st is None:
+            return Status.error(f'reading "{_STATE_KEY}" from cycle state: not found')
+        try:
+            reasons, details = self._find_pod_volumes(st, node_info)
+        except (_FilterError, trans.TranslationError) as e:
+            return Status.error(str(e))
+        if reasons:
+            return Status.unresolvable(*reasons, details=tuple(details))
+        return SUCCESS
+
+    def _find_pod_volumes(self, st: _State, node_info: NodeInfo) -> tuple[list[str], list[dict[str, Any]]]:
+        """FindPodVolumes: the conflict reasons, in upstream order."""
+        node = node_info.node
+        labels = node.labels
+        details: list[dict[str, Any]] = []
+        bound_ok = pvs_found = unbound_ok = sufficient = True
+        if st.bound:
+            csinode = self.snapshot.get("CSINode", node.name)
+            for b in st.bound:
+                if b.pv is None:
+                    pvs_found = False
+                    details.append({"claim": b.pvc_name, "missing_pv": b.pv_name})
+                    break
+                if not pv_terms_match(self._bound_terms(b.pv, csinode), labels):
+                    bound_ok = False
+                    details.append({"claim": b.pvc_name, "pv": b.pv_name})
+                    break
+        if st.delay:
+            unbound_ok, sufficient = self._check_unbound(st, node_info, details)
+        reasons: list[str] = []
+        if not bound_ok:
+            reasons.append(
+                ERR_REASON_NODE_CONFLICT
+                if self.dialect.pv_affinity_reason_new
+                else ERR_REASON_NODE_CONFLICT_OLD
+            )
+        if not unbound_ok:
+            reasons.append(ERR_REASON_BIND_CONFLICT)
+        if not sufficient:
+            reasons.append(ERR_REASON_NOT_ENOUGH_SPACE)
+        if not pvs_found:
+            reasons.append(ERR_REASON_PV_NOT_EXIST)
+        return reasons, details
+
+    def _check_unbound(
+        self, st: _State, node_info: NodeInfo, details: list[dict[str, Any]]
+    ) -> tuple[bool, bool]:
+        name = node_info.name
+        to_provision: list[_Unbound] = []
+        selected = {id(c) for c in st.delay if c.selected_node is not None}
+        for c in st.delay:
+            if c.selected_node is not None:
+                if c.selected_node != name:
+                    details.append({"claim": c.key, "selected_node": c.selected_node})
+                    return False, True
+                to_provision.append(c)
+        ok = True
+        to_match = [c for c in st.delay_by_size if id(c) not in selected]
+        if to_match:
+            ok, unmatched = self._find_matching_volumes(to_match, node_info)
+            to_provision.extend(unmatched)
+        if to_provision:
+            return self._check_provisions(to_provision, node_info, details)
+        return ok, True
+
+    def _find_matching_volumes(
+        self, claims: list[_Unbound], node_info: NodeInfo
+    ) -> tuple[bool, list[_Unbound]]:
+        """findMatchingVolumes: one PV per claim (smallest fit), never the same PV twice."""
+        chosen: set[str] = set()
+        unmatched: list[_Unbound] = []
+        found = True
+        by_class = pvs_by_class(self.snapshot)
+        for c in claims:
+            pv = self._find_matching_volume(c, by_class.get(c.cls, []), node_info, chosen)
+            if pv is None:
+                unmatched.append(c)
+                found = False
+                continue
+            chosen.add(str(meta(pv).get("name") or ""))
+        return found, unmatched
+
+    def _find_matching_volume(
+        self, c: _Unbound, pvs: list[Obj], node_info: NodeInfo, excluded: set[str]
+    ) -> Obj | None:
+        """volume.FindMatchingVolume with a node and delayBinding."""
+        vac_enabled = self.dialect.volume_attributes_class
+        if not vac_enabled and c.vac:
+            raise _FilterError(
+                f"unsupported volumeAttributesClassName is set on claim {c.key} when the feature-gate "
+                "VolumeAttributesClass is disabled"
+            )
+        if c.selector_error:
+            raise _FilterError(f"error creating internal label selector for claim: {c.key}: invalid selector")
+        labels = node_info.node.labels
+        smallest: Obj | None = None
+        smallest_qty = Fraction(0)
+        for pv in pvs:
+            m, s = meta(pv), spec(pv)
+            pv_name = str(m.get("name") or "")
+            if pv_name in excluded:
+                continue
+            bound_to_claim = is_volume_bound_to_claim(pv, c.pvc)
+            if isinstance(s.get("claimRef"), dict) and not bound_to_claim:
+                continue
+            capacity = s.get("capacity")
+            pv_qty = quantity(capacity.get("storage") if isinstance(capacity, dict) else None)
+            if pv_qty < c.requested:
+                continue
+            if volume_mode_mismatch(c.pvc, pv):
+                continue
+            pv_vac = str(s.get("volumeAttributesClassName") or "")
+            if (vac_enabled and c.vac != pv_vac) or (not vac_enabled and pv_vac):
+                continue
+            if m.get("deletionTimestamp"):
+                continue
+            affinity_ok = pv_terms_match(self._pv_terms(pv), labels)
+            if bound_to_claim:
+                return pv if affinity_ok else None
+            if (pv.get("status") or {}).get("phase") != "Available":
+                continue
+            if c.selector is not None and not all(r.matches(m.get("labels") or {}) for r in c.selector):
+                continue
+            if pv_class(pv) != c.cls or not affinity_ok or not check_access_modes(c.pvc, pv):
+                continue
+            if smallest is None or smallest_qty > pv_qty:
+                smallest, smallest_qty = pv, pv_qty
+        return smallest
+
+    def _check_provisions(
+        self, claims: list[_Unbound], node_info: NodeInfo, details: list[dict[str, Any]]
+    ) -> tuple[bool, bool]:
+        """checkVolumeProvisions: (provisioning possible, enough capacity)."""
+        labels = node_info.node.labels
+        for c in claims:
+            if not c.cls:
+                raise _FilterError(f'no class for claim "{c.key}"')
+            sc = self.snapshot.get("StorageClass", c.cls)
+            if sc is None:
+                raise _FilterError(f'failed to find storage class "{c.cls}"')
+            provisioner = str(sc.get("provisioner") or "")
+            if not provisioner or provisioner == NOT_SUPPORTED_PROVISIONER:
+                details.append({"claim": c.key, "no_matching_pv": True, "provisioner": provisioner})
+                return False, True
+            if not match_topology_selector_terms(sc.get("allowedTopologies"), labels):
+                details.append({"claim": c.key, "storage_class": c.cls, "allowed_topologies": False})
+                return False, True
+            if not self._has_enough_capacity(provisioner, c, labels):
+                details.append({"claim": c.key, "storage_class": c.cls, "requested": str(c.requested)})
+                return True, False
+        return True, True
+
+    def _has_enough_capacity(self, provisioner: str, c: _Unbound, labels: dict[str, str]) -> bool:
+        """hasEnoughCapacity: only for CSI drivers with storageCapacity: true; a node without a matching
+        CSIStorageCapacity object has none."""
+        requests = (spec(c.pvc).get("resources") or {}).get("requests")
+        if not isinstance(requests, dict) or "storage" not in requests:
+            return True
+        driver = self.snapshot.get("CSIDriver", provisioner)
+        if driver is None or spec(driver).get("storageCapacity") is not True:
+            return True
+        size = _value(requests["storage"])
+        for limit, topology in self._capacities(c.cls):
+            if (
+                limit is not None
+                and limit >= size
+                and topology is not None
+                and all(r.matches(labels) for r in topology)
+            ):
+                return True
+        return False
+
+    def _capacities(self, cls: str) -> list[tuple[int | None, tuple[LabelRequirement, ...] | None]]:
+        """CSIStorageCapacity objects of a class: (maximumVolumeSize or capacity, parsed nodeTopology)."""
+        idx: dict[str, list[tuple[int | None, tuple[LabelRequirement, ...] | None]]] | None = (
+            self.snapshot.cache.get(_CAPACITY_KEY)
+        )
+        if idx is None:
+            idx = {}
+            for cap in self.snapshot.kind("CSIStorageCapacity"):
+                raw = cap.get("maximumVolumeSize")
+                if raw is None:
+                    raw = cap.get("capacity")
+                limit = None if raw is None else _value(raw)
+                topo = cap.get("nodeTopology")
+                reqs = parse_label_selector(topo) if isinstance(topo, dict) else None
+                idx.setdefault(str(cap.get("storageClassName") or ""), []).append((limit, reqs))
+            self.snapshot.cache[_CAPACITY_KEY] = idx
+        return idx.get(cls, [])
+
+    def _pv_terms(self, pv: Obj) -> list[NodeSelectorTerm] | None:
+        cache: dict[str, list[NodeSelectorTerm] | None] = self.snapshot.cache.setdefault(_TERMS_KEY, {})
+        name = str(meta(pv).get("name") or "")
+        if name not in cache:
+            cache[name] = pv_node_affinity_terms(pv)
+        return cache[name]
+
+    def _bound_terms(self, pv: Obj, csinode: Obj | None) -> list[NodeSelectorTerm] | None:
+        """The node affinity checkBoundClaims tests: of the CSI translation when the node migrated the
+        PV's in-tree plugin (tryTranslatePVToCSI), else the PV's own."""
+        plugin = trans.pv_plugin(pv)
+        if plugin is None or not trans.migration_on(plugin, csinode):
+            return self._pv_terms(pv)
+        cache: dict[str, list[NodeSelectorTerm] | None] = self.snapshot.cache.setdefault(_TRANSLATED_KEY, {})
+        name = str(meta(pv).get("name") or "")
+        if name not in cache:
+            try:
+                trans.pv_volume_handle(plugin, pv)
+            except trans.TranslationError as e:
+                raise _FilterError(f"could not translate pv: {e}") from None
+            raw = trans.translated_pv_affinity(plugin, pv)
+            cache[name] = None if raw is None else parse_node_selector_terms(raw)
+        return cache[name]
+
+    # ------------------------------------------------------------------ Score
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
+        return SKIP
