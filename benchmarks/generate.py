@@ -33,13 +33,19 @@ def node(i: int, rng: random.Random) -> dict[str, Any]:
     pool, itype, cpu, mem, taint = POOLS[i % len(POOLS)] if i % 7 else POOLS[0]
     zone = ZONES[i % len(ZONES)]
     name = f"ip-10-{i // 250}-{i % 250}-{rng.randint(1, 254)}.ec2.internal"
-    images = [{"names": [img, img.split(":")[0] + "@sha256:" + "%064x" % rng.getrandbits(256)], "sizeBytes": rng.randint(20, 900) * 2**20} for img in rng.sample(IMAGES, 12)]
+    images = [
+        {
+            "names": [img, img.split(":")[0] + "@sha256:" + f"{rng.getrandbits(256):064x}"],
+            "sizeBytes": rng.randint(20, 900) * 2**20,
+        }
+        for img in rng.sample(IMAGES, 12)
+    ]
     return {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {
             "name": name,
-            "uid": "%032x" % rng.getrandbits(128),
+            "uid": f"{rng.getrandbits(128):032x}",
             "creationTimestamp": "2025-01-10T10:00:00Z",
             "labels": {
                 "kubernetes.io/hostname": name,
@@ -51,20 +57,55 @@ def node(i: int, rng: random.Random) -> dict[str, Any]:
                 "eks.amazonaws.com/nodegroup": pool,
                 "eks.amazonaws.com/capacityType": "ON_DEMAND",
             },
-            "annotations": {"node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"},
+            "annotations": {
+                "node.alpha.kubernetes.io/ttl": "0",
+                "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+            },
         },
-        "spec": {"providerID": f"aws:///{zone}/i-{rng.getrandbits(64):016x}", **({"taints": [taint]} if taint else {})},
+        "spec": {
+            "providerID": f"aws:///{zone}/i-{rng.getrandbits(64):016x}",
+            **({"taints": [taint]} if taint else {}),
+        },
         "status": {
             "capacity": {"cpu": str(cpu), "memory": f"{mem}Gi", "pods": "110", "ephemeral-storage": "100Gi"},
-            "allocatable": {"cpu": f"{cpu * 1000 - 90}m", "memory": f"{mem * 1024 - 1200}Mi", "pods": "110", "ephemeral-storage": "95Gi"},
+            "allocatable": {
+                "cpu": f"{cpu * 1000 - 90}m",
+                "memory": f"{mem * 1024 - 1200}Mi",
+                "pods": "110",
+                "ephemeral-storage": "95Gi",
+            },
             "conditions": [
-                {"type": t, "status": "False", "reason": f"KubeletHas{t}", "lastHeartbeatTime": "2025-06-18T09:28:41Z", "lastTransitionTime": "2025-01-10T10:00:00Z", "message": "ok"}
+                {
+                    "type": t,
+                    "status": "False",
+                    "reason": f"KubeletHas{t}",
+                    "lastHeartbeatTime": "2025-06-18T09:28:41Z",
+                    "lastTransitionTime": "2025-01-10T10:00:00Z",
+                    "message": "ok",
+                }
                 for t in ("MemoryPressure", "DiskPressure", "PIDPressure")
             ]
-            + [{"type": "Ready", "status": "True", "reason": "KubeletReady", "lastHeartbeatTime": "2025-06-18T09:28:41Z", "lastTransitionTime": "2025-01-10T10:00:00Z", "message": "kubelet is posting ready status"}],
-            "addresses": [{"type": "InternalIP", "address": f"10.{i // 250}.{i % 250}.10"}, {"type": "Hostname", "address": name}],
+            + [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "lastHeartbeatTime": "2025-06-18T09:28:41Z",
+                    "lastTransitionTime": "2025-01-10T10:00:00Z",
+                    "message": "kubelet is posting ready status",
+                }
+            ],
+            "addresses": [
+                {"type": "InternalIP", "address": f"10.{i // 250}.{i % 250}.10"},
+                {"type": "Hostname", "address": name},
+            ],
             "images": images,
-            "nodeInfo": {"kubeletVersion": "v1.34.1", "containerRuntimeVersion": "containerd://1.7.27", "osImage": "Amazon Linux 2023", "kernelVersion": "6.1.0"},
+            "nodeInfo": {
+                "kubeletVersion": "v1.34.1",
+                "containerRuntimeVersion": "containerd://1.7.27",
+                "osImage": "Amazon Linux 2023",
+                "kernelVersion": "6.1.0",
+            },
         },
     }
 
@@ -77,8 +118,18 @@ def pod(node_name: str, pool: str, i: int, rng: random.Random) -> dict[str, Any]
     cpu = rng.choice(["50m", "100m", "200m", "250m"])
     mem = rng.choice(["64Mi", "128Mi", "256Mi", "512Mi"])
     tolerations = [
-        {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
-        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+        {
+            "key": "node.kubernetes.io/not-ready",
+            "operator": "Exists",
+            "effect": "NoExecute",
+            "tolerationSeconds": 300,
+        },
+        {
+            "key": "node.kubernetes.io/unreachable",
+            "operator": "Exists",
+            "effect": "NoExecute",
+            "tolerationSeconds": 300,
+        },
     ]
     if pool in ("gpu", "batch"):
         tolerations.append({"operator": "Exists", "effect": "NoSchedule"})
@@ -88,12 +139,24 @@ def pod(node_name: str, pool: str, i: int, rng: random.Random) -> dict[str, Any]
         "metadata": {
             "name": name,
             "namespace": ns,
-            "uid": "%032x" % rng.getrandbits(128),
+            "uid": f"{rng.getrandbits(128):032x}",
             "creationTimestamp": "2025-06-01T10:00:00Z",
             "generateName": rs + "-",
             "labels": {"app": app, "pod-template-hash": f"{i % 97:05x}", "team": f"team-{i % 13}"},
-            "annotations": {"kubectl.kubernetes.io/restartedAt": "2025-06-01T09:59:00Z", "prometheus.io/scrape": "true"},
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs, "uid": "%032x" % rng.getrandbits(128), "controller": True, "blockOwnerDeletion": True}],
+            "annotations": {
+                "kubectl.kubernetes.io/restartedAt": "2025-06-01T09:59:00Z",
+                "prometheus.io/scrape": "true",
+            },
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": rs,
+                    "uid": f"{rng.getrandbits(128):032x}",
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
         },
         "spec": {
             "nodeName": node_name,
@@ -109,7 +172,21 @@ def pod(node_name: str, pool: str, i: int, rng: random.Random) -> dict[str, Any]
             "tolerations": tolerations,
             "volumes": [
                 {"name": "config", "configMap": {"name": f"{app}-config", "defaultMode": 420}},
-                {"name": "kube-api-access", "projected": {"defaultMode": 420, "sources": [{"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}}, {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}}]}},
+                {
+                    "name": "kube-api-access",
+                    "projected": {
+                        "defaultMode": 420,
+                        "sources": [
+                            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                            {
+                                "configMap": {
+                                    "name": "kube-root-ca.crt",
+                                    "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                                }
+                            },
+                        ],
+                    },
+                },
             ],
             "containers": [
                 {
@@ -117,11 +194,33 @@ def pod(node_name: str, pool: str, i: int, rng: random.Random) -> dict[str, Any]
                     "image": rng.choice(IMAGES),
                     "imagePullPolicy": "IfNotPresent",
                     "ports": [{"containerPort": 8080, "protocol": "TCP", "name": "http"}],
-                    "env": [{"name": f"ENV_{k}", "value": f"value-{k}-{rng.getrandbits(32):08x}"} for k in range(4)],
+                    "env": [
+                        {"name": f"ENV_{k}", "value": f"value-{k}-{rng.getrandbits(32):08x}"}
+                        for k in range(4)
+                    ],
                     "resources": {"requests": {"cpu": cpu, "memory": mem}, "limits": {"memory": mem}},
-                    "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"}, "periodSeconds": 10, "timeoutSeconds": 1, "successThreshold": 1, "failureThreshold": 3},
-                    "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080, "scheme": "HTTP"}, "periodSeconds": 5, "timeoutSeconds": 1, "successThreshold": 1, "failureThreshold": 3},
-                    "volumeMounts": [{"name": "config", "mountPath": "/etc/app"}, {"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": True}],
+                    "livenessProbe": {
+                        "httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"},
+                        "periodSeconds": 10,
+                        "timeoutSeconds": 1,
+                        "successThreshold": 1,
+                        "failureThreshold": 3,
+                    },
+                    "readinessProbe": {
+                        "httpGet": {"path": "/ready", "port": 8080, "scheme": "HTTP"},
+                        "periodSeconds": 5,
+                        "timeoutSeconds": 1,
+                        "successThreshold": 1,
+                        "failureThreshold": 3,
+                    },
+                    "volumeMounts": [
+                        {"name": "config", "mountPath": "/etc/app"},
+                        {
+                            "name": "kube-api-access",
+                            "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+                            "readOnly": True,
+                        },
+                    ],
                     "terminationMessagePath": "/dev/termination-log",
                     "terminationMessagePolicy": "File",
                 }
@@ -133,8 +232,28 @@ def pod(node_name: str, pool: str, i: int, rng: random.Random) -> dict[str, Any]
             "podIP": f"10.100.{rng.randint(0, 255)}.{rng.randint(1, 254)}",
             "startTime": "2025-06-01T10:00:05Z",
             "qosClass": "Burstable",
-            "conditions": [{"type": t, "status": "True", "lastTransitionTime": "2025-06-01T10:00:10Z"} for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")],
-            "containerStatuses": [{"name": app, "ready": True, "restartCount": 0, "started": True, "image": "x", "imageID": "sha256:%064x" % rng.getrandbits(256), "containerID": "containerd://%064x" % rng.getrandbits(256), "state": {"running": {"startedAt": "2025-06-01T10:00:08Z"}}}],
+            "conditions": [
+                {"type": t, "status": "True", "lastTransitionTime": "2025-06-01T10:00:10Z"}
+                for t in (
+                    "PodReadyToStartContainers",
+                    "Initialized",
+                    "Ready",
+                    "ContainersReady",
+                    "PodScheduled",
+                )
+            ],
+            "containerStatuses": [
+                {
+                    "name": app,
+                    "ready": True,
+                    "restartCount": 0,
+                    "started": True,
+                    "image": "x",
+                    "imageID": f"sha256:{rng.getrandbits(256):064x}",
+                    "containerID": f"containerd://{rng.getrandbits(256):064x}",
+                    "state": {"running": {"startedAt": "2025-06-01T10:00:08Z"}},
+                }
+            ],
         },
     }
 
@@ -142,22 +261,82 @@ def pod(node_name: str, pool: str, i: int, rng: random.Random) -> dict[str, Any]
 def pending(i: int) -> dict[str, Any]:
     kinds = [
         # too big for any node
-        {"containers": [{"name": "big", "image": "registry.example.com/team/web:1.0.0", "resources": {"requests": {"cpu": "30", "memory": "8Gi"}}}]},
+        {
+            "containers": [
+                {
+                    "name": "big",
+                    "image": "registry.example.com/team/web:1.0.0",
+                    "resources": {"requests": {"cpu": "30", "memory": "8Gi"}},
+                }
+            ]
+        },
         # zone affinity + spread
         {
-            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-east-1a"]}]}]}}},
-            "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}}],
-            "containers": [{"name": "web", "image": "registry.example.com/team/web:1.0.0", "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}}}],
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {
+                                        "key": "topology.kubernetes.io/zone",
+                                        "operator": "In",
+                                        "values": ["us-east-1a"],
+                                    }
+                                ]
+                            }
+                        ]
+                    }
+                }
+            },
+            "topologySpreadConstraints": [
+                {
+                    "maxSkew": 1,
+                    "topologyKey": "kubernetes.io/hostname",
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {"matchLabels": {"app": "web"}},
+                }
+            ],
+            "containers": [
+                {
+                    "name": "web",
+                    "image": "registry.example.com/team/web:1.0.0",
+                    "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}},
+                }
+            ],
         },
         # anti-affinity against a common app + toleration for batch
         {
-            "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "batch", "effect": "NoSchedule"}],
-            "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "api"}}}]}},
-            "containers": [{"name": "job", "image": "registry.example.com/team/api:1.1.0", "resources": {"requests": {"cpu": "2", "memory": "4Gi"}}}],
+            "tolerations": [
+                {"key": "dedicated", "operator": "Equal", "value": "batch", "effect": "NoSchedule"}
+            ],
+            "affinity": {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "topologyKey": "kubernetes.io/hostname",
+                            "labelSelector": {"matchLabels": {"app": "api"}},
+                        }
+                    ]
+                }
+            },
+            "containers": [
+                {
+                    "name": "job",
+                    "image": "registry.example.com/team/api:1.1.0",
+                    "resources": {"requests": {"cpu": "2", "memory": "4Gi"}},
+                }
+            ],
         },
     ]
     spec = dict(kinds[i % len(kinds)])
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pending-{i}", "namespace": "default", "labels": {"app": "web"}}, "spec": spec, "status": {"phase": "Pending"}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"pending-{i}", "namespace": "default", "labels": {"app": "web"}},
+        "spec": spec,
+        "status": {"phase": "Pending"},
+    }
 
 
 def generate(nodes: int, pods_per_node: int, n_pending: int, seed: int = 1) -> dict[str, Any]:

@@ -77,12 +77,36 @@ def main() -> int:
         dump = Path(a.workdir) / f"cluster-{size}-{a.pods_per_node}.{a.format}"
         if not dump.exists():
             subprocess.run(
-                [sys.executable, str(HERE / "generate.py"), "--nodes", str(size), "--pods-per-node", str(a.pods_per_node),
-                 "--pending", str(a.pending), "--format", a.format, "--out", str(dump)],
+                [
+                    sys.executable,
+                    str(HERE / "generate.py"),
+                    "--nodes",
+                    str(size),
+                    "--pods-per-node",
+                    str(a.pods_per_node),
+                    "--pending",
+                    str(a.pending),
+                    "--format",
+                    a.format,
+                    "--out",
+                    str(dump),
+                ],
                 check=True,
             )
-        res = subprocess.run([sys.executable, __file__, str(dump), "--pending", str(a.pending), "--k8s-version", a.k8s_version],
-                             check=True, capture_output=True, text=True)
+        res = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                str(dump),
+                "--pending",
+                str(a.pending),
+                "--k8s-version",
+                a.k8s_version,
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         row = json.loads(res.stdout.strip().splitlines()[-1])
         row["size_mb"] = dump.stat().st_size / 2**20
         rows.append(row)

@@ -35,14 +35,8 @@ app = typer.Typer(
 
 
 def _debug_requested(kwargs: dict[str, Any]) -> bool:
-    if kwargs.get("debug"):
-        return True
-    ctx = typer._click.get_current_context(silent=True)
-    while ctx is not None:
-        if isinstance(ctx.obj, dict) and ctx.obj.get("debug"):
-            return True
-        ctx = ctx.parent
-    return bool(os.environ.get("KDIAGNOSE_DEBUG"))
+    # Commands plugged in from kdiagnose/commands may not take --debug themselves: the root option counts.
+    return bool(kwargs.get("debug")) or "--debug" in sys.argv[1:] or bool(os.environ.get("KDIAGNOSE_DEBUG"))
 
 
 def guarded(fn: F) -> F:
@@ -123,7 +117,11 @@ def emit(report: Any, output: str, *, no_color: bool, top: int, all_nodes: bool,
     else:
         from kdiagnose.report.console import RenderOptions, render
 
-        render(report, None, RenderOptions(top=top, all_nodes=all_nodes, all_remedies=all_remedies, color=_color(no_color)))
+        render(
+            report,
+            None,
+            RenderOptions(top=top, all_nodes=all_nodes, all_remedies=all_remedies, color=_color(no_color)),
+        )
     sys.stdout.flush()
 
 
@@ -144,20 +142,33 @@ def dialect_option(version: str) -> Any:
 @app.command("diagnose")
 @guarded
 def diagnose_command(
-    files: list[str] = typer.Argument(..., metavar="FILE...", help="YAML/JSON files, directories, tarballs, - for stdin."),
+    files: list[str] = typer.Argument(
+        ..., metavar="FILE...", help="YAML/JSON files, directories, tarballs, - for stdin."
+    ),
     pod: list[str] = typer.Option([], "--pod", "-p", metavar="NS/NAME", help="Only this pod (repeatable)."),
     namespace: str | None = typer.Option(None, "--namespace", "-n", help="Only pods of this namespace."),
-    selector: str | None = typer.Option(None, "--selector", "-l", help="Only pods matching this label selector."),
+    selector: str | None = typer.Option(
+        None, "--selector", "-l", help="Only pods matching this label selector."
+    ),
     scheduler_name: str | None = typer.Option(
-        None, "--scheduler-name", help="Replay pods of this schedulerName (with the default profile if unconfigured)."
+        None,
+        "--scheduler-name",
+        help="Replay pods of this schedulerName (with the default profile if unconfigured).",
     ),
     output: str = typer.Option("human", "--output", "-o", metavar="human|json|yaml", help="Output format."),
     no_color: bool = typer.Option(False, "--no-color", help="No color (also: NO_COLOR set)."),
-    k8s_version: str = typer.Option("v1.34.1", "--k8s-version", help="kube-scheduler release to replay (v1.31-v1.35)."),
-    scheduler_config: str | None = typer.Option(
-        None, "--scheduler-config", metavar="FILE", help="KubeSchedulerConfiguration to replay instead of the default."
+    k8s_version: str = typer.Option(
+        "v1.34.1", "--k8s-version", help="kube-scheduler release to replay (v1.31-v1.35)."
     ),
-    strict_config: bool = typer.Option(False, "--strict-config", help="Reject configs with parts kdiagnose cannot replay."),
+    scheduler_config: str | None = typer.Option(
+        None,
+        "--scheduler-config",
+        metavar="FILE",
+        help="KubeSchedulerConfiguration to replay instead of the default.",
+    ),
+    strict_config: bool = typer.Option(
+        False, "--strict-config", help="Reject configs with parts kdiagnose cannot replay."
+    ),
     top: int = typer.Option(5, "--top", min=1, help="Show the scores of the top N feasible nodes."),
     all_nodes: bool = typer.Option(False, "--all-nodes", help="Show every node, not groups and the top N."),
     all_remedies: bool = typer.Option(False, "--all-remedies", help="Show every remedy, not the top 3."),

@@ -94,7 +94,9 @@ def parse_selector(text: str) -> Callable[[dict[str, str]], bool]:
 # ---------------------------------------------------------------------------------------------- selection
 
 
-def profiles_for(snapshot: Snapshot, profiles: list[Profile] | None, scheduler_name: str | None) -> list[Profile]:
+def profiles_for(
+    snapshot: Snapshot, profiles: list[Profile] | None, scheduler_name: str | None
+) -> list[Profile]:
     """The configured profiles (default: the release's default profile), plus one for --scheduler-name.
 
     A pod naming another scheduler is handled by that scheduler, whose configuration kdiagnose does not
@@ -212,7 +214,12 @@ def diagnose_snapshot(
     """Diagnose the selected pods (default: every pending pod a profile handles) and build the Report."""
     all_profiles = profiles_for(snapshot, profiles, scheduler_name)
     selected, warnings = select_pods(
-        snapshot, all_profiles, pods=pods, namespace=namespace, selector=selector, scheduler_name=scheduler_name
+        snapshot,
+        all_profiles,
+        pods=pods,
+        namespace=namespace,
+        selector=selector,
+        scheduler_name=scheduler_name,
     )
     scheduler = Scheduler(snapshot, all_profiles)
     remedy_fn = _remedy_engine() if remedies else None

@@ -183,7 +183,11 @@ def core_event_to_events_v1(ev: Obj) -> Obj:
     ):
         if ev.get(src) not in (None, ""):
             out[dst] = copy.deepcopy(ev[src])
-    if "reportingController" not in out and isinstance(ev.get("source"), dict) and ev["source"].get("component"):
+    if (
+        "reportingController" not in out
+        and isinstance(ev.get("source"), dict)
+        and ev["source"].get("component")
+    ):
         out["reportingController"] = ev["source"]["component"]
     return out
 
@@ -297,7 +301,9 @@ class FakeAPIServer:
             "contexts": [{"name": context, "context": ctx}],
         }
         for name, ns in extra_contexts:
-            cfg["contexts"].append({"name": name, "context": {"cluster": context, "user": context, "namespace": ns}})
+            cfg["contexts"].append(
+                {"name": name, "context": {"cluster": context, "user": context, "namespace": ns}}
+            )
         if current_context is not None:
             cfg["current-context"] = current_context or context
         path.write_text(json.dumps(cfg, indent=1))
@@ -324,7 +330,9 @@ class FakeAPIServer:
         if headers.get("authorization") != f"Bearer {self.token}":
             return 401, _status(401, "Unauthorized", "Unauthorized")
         if method != "GET":
-            return 405, _status(405, "MethodNotAllowed", f"the fake API server is read-only: {method} not allowed")
+            return 405, _status(
+                405, "MethodNotAllowed", f"the fake API server is read-only: {method} not allowed"
+            )
         parts = urlsplit(raw_path)
         query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
         segs = [s for s in parts.path.split("/") if s]
@@ -396,19 +404,30 @@ class FakeAPIServer:
             "apiVersion": "v1",
             "groupVersion": gv,
             "resources": [
-                {"name": r.plural, "singularName": "", "namespaced": r.namespaced, "kind": r.kind, "verbs": ["get", "list", "watch"]}
+                {
+                    "name": r.plural,
+                    "singularName": "",
+                    "namespaced": r.namespaced,
+                    "kind": r.kind,
+                    "verbs": ["get", "list", "watch"],
+                }
                 for r in rs
             ],
         }
 
-    def _resource_request(self, group: str, version: str, rest: list[str], query: dict[str, str]) -> tuple[int, Obj]:
+    def _resource_request(
+        self, group: str, version: str, rest: list[str], query: dict[str, str]
+    ) -> tuple[int, Obj]:
         if not rest:
             return self._resource_list(group, version)
         namespace: str | None = None
         if rest[0] == "namespaces" and len(rest) >= 3:
             namespace, rest = rest[1], rest[2:]
         plural, name = rest[0], (rest[1] if len(rest) > 1 else None)
-        res = next((r for r in self._served() if r.group == group and r.version == version and r.plural == plural), None)
+        res = next(
+            (r for r in self._served() if r.group == group and r.version == version and r.plural == plural),
+            None,
+        )
         if res is None:
             return 404, _status(404, "NotFound", "the server could not find the requested resource")
         gr = f"{plural}.{group}" if group else plural
@@ -416,7 +435,9 @@ class FakeAPIServer:
             verb = "get" if name else "list"
             scope = f' in the namespace "{namespace}"' if namespace else " at the cluster scope"
             msg = f'{gr} is forbidden: User "system:serviceaccount:test:kdiagnose" cannot {verb} resource "{plural}" in API group "{group}"{scope}'
-            return 403, _status(403, "Forbidden", msg, {"kind": plural, **({"group": group} if group else {})})
+            return 403, _status(
+                403, "Forbidden", msg, {"kind": plural, **({"group": group} if group else {})}
+            )
         items = self.store.get((res.group_version, plural), [])
         if namespace is not None and res.namespaced:
             items = [o for o in items if o["metadata"].get("namespace") == namespace]
@@ -454,7 +475,9 @@ class FakeAPIServer:
         meta: Obj = {"resourceVersion": rv}
         end = offset + len(page)
         if limit > 0 and end < len(items):
-            meta["continue"] = base64.urlsafe_b64encode(json.dumps({"rv": rv, "offset": end}).encode()).decode()
+            meta["continue"] = base64.urlsafe_b64encode(
+                json.dumps({"rv": rv, "offset": end}).encode()
+            ).decode()
             meta["remainingItemCount"] = len(items) - end
         out_items = []
         for o in page:
@@ -463,7 +486,12 @@ class FakeAPIServer:
             item.pop("kind", None)
             item.pop("apiVersion", None)
             out_items.append(item)
-        return 200, {"kind": f"{res.kind}List", "apiVersion": res.group_version, "metadata": meta, "items": out_items}
+        return 200, {
+            "kind": f"{res.kind}List",
+            "apiVersion": res.group_version,
+            "metadata": meta,
+            "items": out_items,
+        }
 
 
 def _make_handler(server: FakeAPIServer) -> type[BaseHTTPRequestHandler]:

@@ -68,14 +68,20 @@ def to_golden_shape(d: Diagnosis, absent_counted: bool = True) -> dict[str, Any]
         filters[name] = _status_dict(d.absent) if absent_counted and d.absent is not None else "not_evaluated"
     scores = {
         node: {
-            "plugins": {p: {"score": s.score, "weight": s.weight, "weighted": s.weighted} for p, s in b.plugins.items()},
+            "plugins": {
+                p: {"score": s.score, "weight": s.weight, "weighted": s.weighted}
+                for p, s in b.plugins.items()
+            },
             "total": b.total,
         }
         for node, b in d.scores.items()
     }
     pre = None
     if d.preemption is not None:
-        pre = {"nominated_node": d.preemption.nominated_node, "victims": sorted(v.key for v in d.preemption.victims)}
+        pre = {
+            "nominated_node": d.preemption.nominated_node,
+            "victims": sorted(v.key for v in d.preemption.victims),
+        }
     return {
         "scheduled": d.scheduled,
         "node": d.chosen,
@@ -132,7 +138,15 @@ def compare_case(golden_json: Path) -> list[str]:
             if ours["handled"]:
                 diffs.append(f"{key}: expected not handled ({gp.get('not_handled')})")
             continue
-        for fld in ("scheduled", "message", "preenqueue_rejected", "prefilter", "prefilter_node_names", "feasible_nodes", "top_nodes"):
+        for fld in (
+            "scheduled",
+            "message",
+            "preenqueue_rejected",
+            "prefilter",
+            "prefilter_node_names",
+            "feasible_nodes",
+            "top_nodes",
+        ):
             want = gp.get(fld)
             if fld == "prefilter_node_names" and want is not None:
                 want = sorted(want)
@@ -149,7 +163,9 @@ def compare_case(golden_json: Path) -> list[str]:
         for node in sorted(set(gp.get("scores") or {}) | set(ours["scores"])):
             w, g = (gp.get("scores") or {}).get(node), ours["scores"].get(node)
             if w != g:
-                diffs.append(f"{key}: scores[{node}]:\n    want {json.dumps(w, sort_keys=True)}\n    got  {json.dumps(g, sort_keys=True)}")
+                diffs.append(
+                    f"{key}: scores[{node}]:\n    want {json.dumps(w, sort_keys=True)}\n    got  {json.dumps(g, sort_keys=True)}"
+                )
         want_pre = gp.get("preemption")
         if want_pre is not None:
             want_pre = {"nominated_node": want_pre["nominated_node"], "victims": sorted(want_pre["victims"])}

@@ -124,9 +124,12 @@ def build_live_report(
 
     now = fetched.fetched_at or time.time()
     t = fetched.target
-    source = f"context {t.context} ({t.server}" + (f", {fetched.server_version})" if fetched.server_version else ")")
-    triage = {_key(p): triage_pod(p, now) for p in fetched.targets}
-    replay = [_key(p) for p in fetched.targets if triage[_key(p)][1]]
+    source = f"context {t.context} ({t.server}" + (
+        f", {fetched.server_version})" if fetched.server_version else ")"
+    )
+    events = _events_by_pod(fetched.events)
+    triage = {_key(p): triage_pod(p, now, events.get(_key(p), ())) for p in fetched.targets}
+    replay = [_key(p) for p in fetched.targets if triage[_key(p)].replay]
     nodes = [o for o in fetched.objects if o.get("kind") == "Node"]
     pods = [o for o in fetched.objects if o.get("kind") == "Pod"]
     if replay:
@@ -134,7 +137,9 @@ def build_live_report(
         if fetched.events_readable:
             list_kinds.add("Event")
         src = f"context {t.context}"
-        snap = build_snapshot((RawObject(o, src) for o in fetched.objects), dialect, list_kinds=list_kinds, admit=True)
+        snap = build_snapshot(
+            (RawObject(o, src) for o in fetched.objects), dialect, list_kinds=list_kinds, admit=True
+        )
         report = diagnose_snapshot(snap, profiles, pods=replay, source=source)
         # Live lists are cluster-wide: the dump heuristics about missing namespaces do not apply.
         report.warnings = [w for w in report.warnings if "without -A" not in w]
@@ -143,28 +148,32 @@ def build_live_report(
     report.warnings = list(fetched.warnings) + report.warnings
     report.missing_kinds = sorted(fetched.missing)
     by_key = {pr.diagnosis.pod.key: pr for pr in report.pods}
-    events = _events_by_pod(fetched.events)
     for obj in fetched.targets:
         key = _key(obj)
-        text, replayed = triage[key]
+        tri = triage[key]
         pr = by_key.get(key)
         if pr is None:
+            # Bound, finished or being deleted: no replay, the pod's own state is the answer.
             try:
                 pod = Pod(obj)
             except ModelError as e:
                 raise InputError(f"pod {key}: {e}") from None
-            node = pod.node_name or None
-            d = Diagnosis(pod=pod, profile=pod.scheduler_name, num_all_nodes=len(nodes), handled=node is not None)
-            d.chosen = node
-            if node is None:
-                d.not_handled_reason = text
+            d = Diagnosis(pod=pod, profile=pod.scheduler_name, num_all_nodes=len(nodes))
+            d.chosen = pod.node_name or None
+            if d.chosen is None:
+                d.handled = False
+                d.not_handled_reason = tri.text
             pr = PodReport(diagnosis=d)
             report.pods.append(pr)
-        pr.triage = text
+        if not tri.replay:
+            pr.triage = tri.text
+        elif tri.notable and tri.text not in pr.diagnosis.notes:
+            # Reports read `triage` as "not a scheduling problem"; for a replayed pod it is context.
+            pr.diagnosis.notes.insert(0, tri.text)
         rec = build_recorded(
             obj,
             events.get(key, []),
-            pr.diagnosis if replayed else None,
+            pr.diagnosis if tri.replay else None,
             now=now,
             nodes=nodes,
             pods=pods,
@@ -192,7 +201,16 @@ _KEEP_ANNOTATION_PREFIXES = (
     "scheduler.alpha.kubernetes.io/",
     "node.alpha.kubernetes.io/",
 )
-_CONTAINER_SECRETS = ("env", "envFrom", "args", "command", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle")
+_CONTAINER_SECRETS = (
+    "env",
+    "envFrom",
+    "args",
+    "command",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle",
+)
 
 
 def _strip(value: Any) -> Any:
@@ -206,7 +224,10 @@ def _strip(value: Any) -> Any:
             continue
         if k in ("containers", "initContainers", "ephemeralContainers") and isinstance(v, list):
             out[k] = [
-                {ck: _strip(cv) for ck, cv in c.items() if ck not in _CONTAINER_SECRETS} if isinstance(c, dict) else c for c in v
+                {ck: _strip(cv) for ck, cv in c.items() if ck not in _CONTAINER_SECRETS}
+                if isinstance(c, dict)
+                else c
+                for c in v
             ]
             continue
         if k == "annotations" and isinstance(v, dict):
@@ -254,12 +275,22 @@ def save_snapshot(path: str, fetched: Fetched, dialect: Dialect, full: bool) -> 
         f"# replay offline: kdiagnose {Path(path).name} --k8s-version {dialect.name}",
     ]
     if fetched.missing:
-        header.append("# not readable: " + ", ".join(f"{k} ({v})" for k, v in sorted(fetched.missing.items())))
+        header.append(
+            "# not readable: " + ", ".join(f"{k} ({v})" for k, v in sorted(fetched.missing.items()))
+        )
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     try:
         with open(path, "w", encoding="utf-8") as f:
             f.write("\n".join(header) + "\n")
-            yaml.dump_all(objects, f, Dumper=dumper, sort_keys=False, explicit_start=True, default_flow_style=False, width=1 << 16)
+            yaml.dump_all(
+                objects,
+                f,
+                Dumper=dumper,
+                sort_keys=False,
+                explicit_start=True,
+                default_flow_style=False,
+                width=1 << 16,
+            )
     except OSError as e:
         raise InputError(f"--save-snapshot {path}: {e.strerror or e}") from None
 
@@ -267,51 +298,29 @@ def save_snapshot(path: str, fetched: Fetched, dialect: Dialect, full: bool) -> 
 # ---------------------------------------------------------------------------------------------- render
 
 
-def _render(report: Report, output: str, color: bool) -> str:
+def _emit(report: Report, output: str, no_color: bool) -> None:
     if output == "json":
         from kdiagnose.report import json as json_report
 
-        return json_report.render(report)
-    if output == "yaml":
+        sys.stdout.write(json_report.render(report))
+    elif output == "yaml":
         from kdiagnose.report import yaml as yaml_report
 
-        return yaml_report.render(report)
-    return _render_human(report, color)
-
-
-def _render_human(report: Report, color: bool) -> str:
-    from kdiagnose.report.recorded import render_recorded
-
-    text = ""
-    try:
-        from kdiagnose.report import console  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        console = None
-    if console is not None and hasattr(console, "render"):
-        try:
-            text = console.render(report, color=color)
-        except TypeError:
-            text = console.render(report)
+        sys.stdout.write(yaml_report.render(report))
     else:
-        text = _plain(report)
-    extra: list[str] = []
-    # The console formatter may not know the live-only sections yet: add what it left out.
-    for pr in report.pods:
-        lines: list[str] = []
-        if pr.triage and pr.triage not in text:
-            lines.append(f"Triage: {pr.triage}")
-        if pr.recorded is not None and "Recorded by the cluster" not in text:
-            lines.extend(render_recorded(pr.recorded, pr.diagnosis.message))
-        if lines:
-            extra.append(f"{pr.diagnosis.pod.key}:")
-            extra.extend("  " + ln for ln in lines)
-    if extra:
-        text = text.rstrip("\n") + "\n\n" + "\n".join(extra) + "\n"
-    return text
+        try:
+            from kdiagnose.report.console import RenderOptions, render
+        except ImportError:  # a build without the console formatter
+            sys.stdout.write(_plain(report))
+        else:
+            render(report, sys.stdout, RenderOptions(color=False if no_color else None))
+    sys.stdout.flush()
 
 
 def _plain(report: Report) -> str:
     """A minimal human rendering for builds without the console formatter."""
+    from kdiagnose.report.recorded import render_recorded
+
     out = [f"{report.source}: {report.num_nodes} nodes, {report.num_pods} pods, {report.k8s_version}"]
     out.extend(f"warning: {w}" for w in report.warnings)
     for pr in report.pods:
@@ -327,6 +336,9 @@ def _plain(report: Report) -> str:
         for node, st in d.verdicts.items():
             out.append(f"  {node}: " + ("feasible" if st.ok else f"{st.plugin}: {'; '.join(st.reasons)}"))
         out.extend(f"  note: {n}" for n in d.notes)
+        if pr.triage:
+            out.append(f"  {pr.triage}")
+        out.extend("  " + line for line in render_recorded(pr.recorded, d.message))
     return "\n".join(out) + "\n"
 
 
@@ -342,7 +354,11 @@ def _fail(e: BaseException, debug: bool) -> NoReturn:
         message, code = " ".join(str(e).split()), int(e.exit_code)
         hint = e.hint
     else:
-        message, code, hint = f"internal error: {type(e).__name__}: {' '.join(str(e).split())}", int(ExitCode.ERROR), ""
+        message, code, hint = (
+            f"internal error: {type(e).__name__}: {' '.join(str(e).split())}",
+            int(ExitCode.ERROR),
+            "",
+        )
     typer.echo(f"kdiagnose: error: {message}", err=True)
     if hint:
         typer.echo(f"hint: {hint}", err=True)
@@ -370,7 +386,12 @@ def run_live(opts: LiveOptions) -> tuple[Report, int]:
             raise UsageError("-A/--all-namespaces and -n/--namespace are exclusive")
         scope = None if opts.all_namespaces else (opts.namespace or target.namespace)
         fetched, dialect = fetch_for_pods(
-            target, scope, selector=opts.selector, timeout=timeout, k8s_version=opts.k8s_version, full=opts.full
+            target,
+            scope,
+            selector=opts.selector,
+            timeout=timeout,
+            k8s_version=opts.k8s_version,
+            full=opts.full,
         )
     if opts.debug:
         typer.echo(
@@ -388,7 +409,7 @@ def run_live(opts: LiveOptions) -> tuple[Report, int]:
 def _main(opts: LiveOptions) -> None:
     try:
         report, code = run_live(opts)
-        typer.echo(_render(report, opts.output, color=not opts.no_color and sys.stdout.isatty()), nl=False)
+        _emit(report, opts.output, opts.no_color)
     except typer.Exit:
         raise
     except KeyboardInterrupt:
@@ -401,21 +422,33 @@ def _main(opts: LiveOptions) -> None:
 NamespaceOpt = Annotated[
     str | None, typer.Option("-n", "--namespace", help="Namespace (default: the context's namespace).")
 ]
-KubeconfigOpt = Annotated[str | None, typer.Option("--kubeconfig", help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).")]
-ContextOpt = Annotated[str | None, typer.Option("--context", help="Kubeconfig context (default: current-context).")]
-TimeoutOpt = Annotated[str, typer.Option("--request-timeout", help="Per-request timeout, e.g. 30s, 1m; 0 = none.")]
+KubeconfigOpt = Annotated[
+    str | None, typer.Option("--kubeconfig", help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).")
+]
+ContextOpt = Annotated[
+    str | None, typer.Option("--context", help="Kubeconfig context (default: current-context).")
+]
+TimeoutOpt = Annotated[
+    str, typer.Option("--request-timeout", help="Per-request timeout, e.g. 30s, 1m; 0 = none.")
+]
 OutputOpt = Annotated[str, typer.Option("-o", "--output", help="human, json or yaml.")]
 NoColorOpt = Annotated[bool, typer.Option("--no-color", help="No ANSI colors.")]
 VersionOpt = Annotated[
     str | None, typer.Option("--k8s-version", help="Replay as this release (default: the server's /version).")
 ]
 ConfigOpt = Annotated[
-    str | None, typer.Option("--scheduler-config", help="The cluster's KubeSchedulerConfiguration (default profile if absent).")
+    str | None,
+    typer.Option(
+        "--scheduler-config", help="The cluster's KubeSchedulerConfiguration (default profile if absent)."
+    ),
 ]
 SaveOpt = Annotated[
-    str | None, typer.Option("--save-snapshot", help="Write what was fetched as YAML that `kdiagnose FILE` replays.")
+    str | None,
+    typer.Option("--save-snapshot", help="Write what was fetched as YAML that `kdiagnose FILE` replays."),
 ]
-FullOpt = Annotated[bool, typer.Option("--full", help="With --save-snapshot: keep env, args, annotations, everything.")]
+FullOpt = Annotated[
+    bool, typer.Option("--full", help="With --save-snapshot: keep env, args, annotations, everything.")
+]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Tracebacks and request statistics on stderr.")]
 
 

@@ -22,14 +22,15 @@ DEFAULT_TOLERATION_SECONDS = 300
 class AdmissionContext:
     """Cluster objects admission reads: PriorityClasses, LimitRanges, RuntimeClasses."""
 
-    def __init__(self, priority_classes: list[Obj], limit_ranges: list[Obj], runtime_classes: list[Obj]) -> None:
+    def __init__(
+        self, priority_classes: list[Obj], limit_ranges: list[Obj], runtime_classes: list[Obj]
+    ) -> None:
         self.priority_classes = {str((pc.get("metadata") or {}).get("name")): pc for pc in priority_classes}
         self.global_default: Obj | None = None
-        for pc in priority_classes:
-            if pc.get("globalDefault"):
-                # The admission plugin takes the lowest-valued global default when several exist.
-                if self.global_default is None or int(pc.get("value") or 0) < int(self.global_default.get("value") or 0):
-                    self.global_default = pc
+        # The admission plugin takes the lowest-valued global default when several exist.
+        defaults = [pc for pc in priority_classes if pc.get("globalDefault")]
+        if defaults:
+            self.global_default = min(defaults, key=lambda pc: int(pc.get("value") or 0))
         self.limit_ranges: dict[str, list[Obj]] = {}
         for lr in limit_ranges:
             ns = str((lr.get("metadata") or {}).get("namespace") or "default")
@@ -107,9 +108,23 @@ def _default_tolerations(spec: Obj) -> None:
             unreachable = True
     added = []
     if not not_ready:
-        added.append({"key": NOT_READY_TAINT, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": DEFAULT_TOLERATION_SECONDS})
+        added.append(
+            {
+                "key": NOT_READY_TAINT,
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": DEFAULT_TOLERATION_SECONDS,
+            }
+        )
     if not unreachable:
-        added.append({"key": UNREACHABLE_TAINT, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": DEFAULT_TOLERATION_SECONDS})
+        added.append(
+            {
+                "key": UNREACHABLE_TAINT,
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": DEFAULT_TOLERATION_SECONDS,
+            }
+        )
     if added:
         spec["tolerations"] = [*tolerations, *added]
 

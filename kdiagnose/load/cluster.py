@@ -74,18 +74,60 @@ KINDS: dict[str, KindSpec] = {
         KindSpec("Namespace", "v1", "namespaces", False, "InterPodAffinity namespaceSelector terms"),
         KindSpec("PersistentVolumeClaim", "v1", "persistentvolumeclaims", True, _STORAGE_CHECKS),
         KindSpec("PersistentVolume", "v1", "persistentvolumes", False, "VolumeBinding, VolumeZone"),
-        KindSpec("StorageClass", "storage.k8s.io/v1", "storageclasses", False, "VolumeBinding (binding mode, provisioning), VolumeZone"),
+        KindSpec(
+            "StorageClass",
+            "storage.k8s.io/v1",
+            "storageclasses",
+            False,
+            "VolumeBinding (binding mode, provisioning), VolumeZone",
+        ),
         KindSpec("CSINode", "storage.k8s.io/v1", "csinodes", False, "NodeVolumeLimits (CSI attach limits)"),
-        KindSpec("CSIDriver", "storage.k8s.io/v1", "csidrivers", False, "NodeVolumeLimits, VolumeBinding storage capacity"),
-        KindSpec("CSIStorageCapacity", "storage.k8s.io/v1", "csistoragecapacities", True, "VolumeBinding storage capacity"),
-        KindSpec("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", False, "DefaultPreemption (priorities)"),
-        KindSpec("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", True, "DefaultPreemption (victim choice under PDBs)"),
+        KindSpec(
+            "CSIDriver",
+            "storage.k8s.io/v1",
+            "csidrivers",
+            False,
+            "NodeVolumeLimits, VolumeBinding storage capacity",
+        ),
+        KindSpec(
+            "CSIStorageCapacity",
+            "storage.k8s.io/v1",
+            "csistoragecapacities",
+            True,
+            "VolumeBinding storage capacity",
+        ),
+        KindSpec(
+            "PriorityClass",
+            "scheduling.k8s.io/v1",
+            "priorityclasses",
+            False,
+            "DefaultPreemption (priorities)",
+        ),
+        KindSpec(
+            "PodDisruptionBudget",
+            "policy/v1",
+            "poddisruptionbudgets",
+            True,
+            "DefaultPreemption (victim choice under PDBs)",
+        ),
         KindSpec("Service", "v1", "services", True, "PodTopologySpread default constraints (scores)"),
-        KindSpec("ReplicationController", "v1", "replicationcontrollers", True, "PodTopologySpread default constraints (scores)"),
-        KindSpec("ReplicaSet", "apps/v1", "replicasets", True, "PodTopologySpread default constraints (scores)"),
-        KindSpec("StatefulSet", "apps/v1", "statefulsets", True, "PodTopologySpread default constraints (scores)"),
+        KindSpec(
+            "ReplicationController",
+            "v1",
+            "replicationcontrollers",
+            True,
+            "PodTopologySpread default constraints (scores)",
+        ),
+        KindSpec(
+            "ReplicaSet", "apps/v1", "replicasets", True, "PodTopologySpread default constraints (scores)"
+        ),
+        KindSpec(
+            "StatefulSet", "apps/v1", "statefulsets", True, "PodTopologySpread default constraints (scores)"
+        ),
         KindSpec("ResourceClaim", "resource.k8s.io/v1", "resourceclaims", True, "DynamicResources"),
-        KindSpec("ResourceClaimTemplate", "resource.k8s.io/v1", "resourceclaimtemplates", True, "DynamicResources"),
+        KindSpec(
+            "ResourceClaimTemplate", "resource.k8s.io/v1", "resourceclaimtemplates", True, "DynamicResources"
+        ),
         KindSpec("ResourceSlice", "resource.k8s.io/v1", "resourceslices", False, "DynamicResources"),
         KindSpec("DeviceClass", "resource.k8s.io/v1", "deviceclasses", False, "DynamicResources"),
     )
@@ -107,7 +149,14 @@ _STORAGE_VOLUME_SOURCES = frozenset(
         "rbd",
     }
 )
-_STORAGE_KINDS = ("PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity")
+_STORAGE_KINDS = (
+    "PersistentVolumeClaim",
+    "PersistentVolume",
+    "StorageClass",
+    "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
+)
 _PREEMPTION_KINDS = ("PriorityClass", "PodDisruptionBudget")
 _SPREAD_KINDS = ("Service", "ReplicationController", "ReplicaSet", "StatefulSet")
 _DRA_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceClass")
@@ -138,15 +187,19 @@ class ClusterTarget:
 
 def kubeconfig_paths(flag: str | None, env: dict[str, str] | None = None) -> list[str]:
     """The files kubectl would read: --kubeconfig alone, else $KUBECONFIG's existing files, else ~/.kube/config."""
-    env = os.environ if env is None else env
+    environ: Any = os.environ if env is None else env
     if flag:
         path = os.path.expanduser(flag)
         if not os.path.exists(path):
             raise ClusterError(f"--kubeconfig {flag}: no such file")
         return [path]
-    listed = env.get("KUBECONFIG", "")
+    listed = str(environ.get("KUBECONFIG", ""))
     if listed:
-        return [os.path.expanduser(p) for p in listed.split(os.pathsep) if p and os.path.exists(os.path.expanduser(p))]
+        return [
+            os.path.expanduser(p)
+            for p in listed.split(os.pathsep)
+            if p and os.path.exists(os.path.expanduser(p))
+        ]
     default = os.path.expanduser("~/.kube/config")
     return [default] if os.path.exists(default) else []
 
@@ -155,9 +208,10 @@ def _merged_config(paths: list[str]) -> Any:
     """Merge like kubectl: the first file that defines a cluster/user/context name wins, and the
     first file that sets current-context wins (the client's merger lets the last one win)."""
     import yaml
-    from kubernetes.config.kube_config import ENV_KUBECONFIG_PATH_SEPARATOR, KubeConfigMerger
+    from kubernetes.config import kube_config
 
-    merger = KubeConfigMerger(ENV_KUBECONFIG_PATH_SEPARATOR.join(paths))
+    merger_cls: Any = kube_config.KubeConfigMerger
+    merger = merger_cls(kube_config.ENV_KUBECONFIG_PATH_SEPARATOR.join(paths))
     if merger.config is None:
         raise ClusterError(f"kubeconfig {', '.join(paths)}: no configuration found")
     current = ""
@@ -180,10 +234,11 @@ def resolve_target(kubeconfig: str | None = None, context: str | None = None) ->
     cfg = Configuration()
     if not paths:
         if os.environ.get("KUBERNETES_SERVICE_HOST") and os.environ.get("KUBERNETES_SERVICE_PORT"):
-            from kubernetes.config.incluster_config import load_incluster_config
+            from kubernetes.config import incluster_config
 
+            load_incluster: Any = incluster_config.load_incluster_config
             try:
-                load_incluster_config(client_configuration=cfg)
+                load_incluster(client_configuration=cfg)
             except ConfigException as e:
                 raise ClusterError(f"in-cluster config: {e}") from None
             ns_file = _SA_DIR / "namespace"
@@ -191,13 +246,14 @@ def resolve_target(kubeconfig: str | None = None, context: str | None = None) ->
             return ClusterTarget("in-cluster", ns or "default", str(cfg.host), cfg, "in-cluster")
         where = "KUBECONFIG lists no existing file" if os.environ.get("KUBECONFIG") else "no ~/.kube/config"
         raise ClusterError(f"no kubeconfig: {where}, and not running inside a cluster (use --kubeconfig)")
-    from kubernetes.config.kube_config import KubeConfigLoader
+    from kubernetes.config import kube_config
 
+    loader_cls: Any = kube_config.KubeConfigLoader
     try:
         merged = _merged_config(paths)
         if not context and not merged.value.get("current-context"):
             raise ClusterError(f"kubeconfig {':'.join(paths)}: no current-context set (use --context)")
-        loader = KubeConfigLoader(config_dict=merged, active_context=context, config_base_path=None)
+        loader = loader_cls(config_dict=merged, active_context=context, config_base_path=None)
         loader.load_and_set(cfg)
         ctx = loader.current_context
     except ConfigException as e:
@@ -224,7 +280,7 @@ class ApiReader:
         cfg.retries = urllib3.Retry(total=2, connect=2, read=0, status=0, other=0, redirect=3)
         self.target = target
         self.timeout = timeout
-        self.api = ApiClient(cfg)
+        self.api: Any = ApiClient(cfg)
         self.api.user_agent = "kdiagnose"
         self.requests = 0
 
@@ -235,16 +291,22 @@ class ApiReader:
         import urllib3
 
         method, url, headers, _, _ = self.api.param_serialize(
-            "GET", path, query_params=query or None, header_params={"Accept": "application/json"}, auth_settings=["BearerToken"]
+            "GET",
+            path,
+            query_params=query or None,
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
         )
         self.requests += 1
         try:
-            resp = self.api.call_api(method, url, header_params=headers, _request_timeout=self.timeout)
+            resp: Any = self.api.call_api(method, url, header_params=headers, _request_timeout=self.timeout)
             data: bytes = resp.read()
         except urllib3.exceptions.HTTPError as e:
             raise ClusterError(self._describe_transport_error(e, path)) from None
         except OSError as e:
-            raise ClusterError(f"cannot reach the API server {self.target.server} (context {self.target.context}): {e}") from None
+            raise ClusterError(
+                f"cannot reach the API server {self.target.server} (context {self.target.context}): {e}"
+            ) from None
         if not 200 <= resp.status < 300:
             raise self._status_error(resp.status, data, path)
         return data
@@ -276,14 +338,21 @@ class ApiReader:
                 message = str(doc.get("message") or "")
         except orjson.JSONDecodeError:
             message = data[:200].decode("utf-8", "replace").strip()
-        return ApiStatusError(status, reason or {401: "Unauthorized", 403: "Forbidden", 404: "NotFound"}.get(status, ""), message, path)
+        return ApiStatusError(
+            status,
+            reason or {401: "Unauthorized", 403: "Forbidden", 404: "NotFound"}.get(status, ""),
+            message,
+            path,
+        )
 
     def get_json(self, path: str, query: list[tuple[str, str]] | None = None) -> Obj:
         import orjson
 
         doc = orjson.loads(self._raw(path, query or []))
         if not isinstance(doc, dict):
-            raise ClusterError(f"GET {path}: the API server answered with a {type(doc).__name__}, not an object")
+            raise ClusterError(
+                f"GET {path}: the API server answered with a {type(doc).__name__}, not an object"
+            )
         return doc
 
     def get(self, spec: KindSpec, name: str, namespace: str | None = None) -> Obj:
@@ -353,12 +422,16 @@ def choose_dialect(server_version: str, override: str | None) -> tuple[Dialect, 
     m = re.match(r"^v?1\.(\d+)", server_version or "")
     if not m:
         d = dialect_for(None)
-        return d, [f"server version {server_version!r} not understood: replaying as {d.name} (use --k8s-version)"]
+        return d, [
+            f"server version {server_version!r} not understood: replaying as {d.name} (use --k8s-version)"
+        ]
     minor = int(m.group(1))
     known = [31, 32, 33, 34, 35]
     nearest = min(known, key=lambda k: (abs(k - minor), -k))
     d = dialect_for(f"v1.{nearest}")
-    return d, [f"server {server_version} is not a version kdiagnose knows: replaying as {d.name} (use --k8s-version)"]
+    return d, [
+        f"server {server_version} is not a version kdiagnose knows: replaying as {d.name} (use --k8s-version)"
+    ]
 
 
 # --- fetching ---
@@ -388,7 +461,10 @@ def _pod_spec(pod: Obj) -> Obj:
 
 
 def needs_storage(pod: Obj) -> bool:
-    return any(isinstance(v, dict) and not _STORAGE_VOLUME_SOURCES.isdisjoint(v) for v in _pod_spec(pod).get("volumes") or ())
+    return any(
+        isinstance(v, dict) and not _STORAGE_VOLUME_SOURCES.isdisjoint(v)
+        for v in _pod_spec(pod).get("volumes") or ()
+    )
 
 
 def needs_preemption(pod: Obj) -> bool:
@@ -442,7 +518,7 @@ class _Fetcher:
             return None
         return {"Pod": trim_pod, "Node": trim_node}.get(kind)
 
-    def start_list(self, kind: str, namespaces: Iterable[str | None] = (None,), **kw: str) -> None:
+    def start_list(self, kind: str, namespaces: Iterable[str | None] = (None,), *, field_selector: str = "") -> None:
         if kind in self.lists:
             return
         spec = KINDS[kind]
@@ -452,7 +528,7 @@ class _Fetcher:
         def run() -> list[Obj]:
             out: list[Obj] = []
             for ns in nss:
-                out.extend(self.reader.list(spec, ns, transform=transform, **kw))
+                out.extend(self.reader.list(spec, ns, transform=transform, field_selector=field_selector))
             return out
 
         self.lists[kind] = self.pool.submit(run)
@@ -610,7 +686,10 @@ def fetch_for_pod(
         out.targets = [pod]
         selector = f"regarding.kind=Pod,regarding.name={name},regarding.namespace={namespace}"
         events_f = fx.pool.submit(fx.events, namespace, selector)
-        if not _pod_spec(pod).get("nodeName") and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+        if not _pod_spec(pod).get("nodeName") and (pod.get("status") or {}).get("phase") not in (
+            "Succeeded",
+            "Failed",
+        ):
             _plan(fx, [pod], [namespace], dialect)
             _collect(fx, [pod])
         else:
@@ -641,7 +720,11 @@ def fetch_for_pods(
     try:
         version_f = fx.pool.submit(_connect, reader, k8s_version)
         targets_f = fx.pool.submit(
-            reader.list, KINDS["Pod"], namespace, label_selector=selector, field_selector="status.phase=Pending"
+            reader.list,
+            KINDS["Pod"],
+            namespace,
+            label_selector=selector,
+            field_selector="status.phase=Pending",
         )
         server_version, dialect, warnings = version_f.result()
         try:

@@ -74,7 +74,9 @@ def input_warnings(result: LoadResult) -> list[str]:
             )
     kinds = {r.obj.get("kind") for r in result.objects}
     if "Node" in kinds and "Pod" not in kinds and "Pod" not in result.list_kinds:
-        out.append("the input has nodes but no pods: every node looks empty (dumped with `kubectl get nodes` only?)")
+        out.append(
+            "the input has nodes but no pods: every node looks empty (dumped with `kubectl get nodes` only?)"
+        )
     return out
 
 
@@ -100,8 +102,16 @@ def _event_fields(ev: Obj) -> tuple[Obj, str, str, int, str]:
     if isinstance(ev.get("regarding"), dict) or str(ev.get("apiVersion", "")).startswith("events.k8s.io"):
         series: Obj = ev["series"] if isinstance(ev.get("series"), dict) else {}
         count = series.get("count") or ev.get("deprecatedCount") or 1
-        when = series.get("lastObservedTime") or ev.get("eventTime") or ev.get("deprecatedLastTimestamp") or ""
-        return ev.get("regarding") or {}, str(ev.get("reason") or ""), str(ev.get("note") or ""), int(count), str(when)
+        when = (
+            series.get("lastObservedTime") or ev.get("eventTime") or ev.get("deprecatedLastTimestamp") or ""
+        )
+        return (
+            ev.get("regarding") or {},
+            str(ev.get("reason") or ""),
+            str(ev.get("note") or ""),
+            int(count),
+            str(when),
+        )
     count = ev.get("count") or (ev.get("series") or {}).get("count") or 1
     when = ev.get("lastTimestamp") or ev.get("eventTime") or ev.get("firstTimestamp") or ""
     return (
@@ -135,8 +145,14 @@ def recorded_for(snap: Snapshot, pod: Pod, replayed_message: str | None) -> Reco
     """The latest FailedScheduling event and PodScheduled condition the input recorded for the pod."""
     from kdiagnose.report.interface import Recorded
 
-    events = [e for e in _failed_scheduling_index(snap).get(pod.key, []) if not e[3] or not pod.uid or e[3] == pod.uid]
-    cond = next((c for c in pod.conditions if c.get("type") == "PodScheduled" and c.get("status") == "False"), None)
+    events = [
+        e
+        for e in _failed_scheduling_index(snap).get(pod.key, [])
+        if not e[3] or not pod.uid or e[3] == pod.uid
+    ]
+    cond = next(
+        (c for c in pod.conditions if c.get("type") == "PodScheduled" and c.get("status") == "False"), None
+    )
     if not events and cond is None:
         return None
     rec = Recorded()

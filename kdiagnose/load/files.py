@@ -196,11 +196,17 @@ def _pyyaml_loader() -> Any:
 
     resolvers: dict[Any, list[Any]] = {}
     for ch, items in base.yaml_implicit_resolvers.items():
-        kept = [(tag, rx) for tag, rx in items if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp")]
+        kept = [
+            (tag, rx)
+            for tag, rx in items
+            if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp")
+        ]
         if kept:
             resolvers[ch] = kept
     Loader.yaml_implicit_resolvers = resolvers
-    Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+    Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+    )
     # YAML 1.2 floats without a dot (`1e3`), which YAML 1.1 leaves as strings.
     Loader.add_implicit_resolver(
         "tag:yaml.org,2002:float", re.compile(r"^[-+]?(?:[0-9]+)(?:[eE][-+]?[0-9]+)$"), list("-+0123456789")
@@ -271,7 +277,11 @@ def iter_documents(
                 f"{where(source, i, line)}: not a Kubernetes object (a {type(doc).__name__}, expected a mapping)"
             )
         kind = doc.get("kind")
-        if isinstance(kind, str) and kind.endswith("List") and isinstance(doc.get("items", []), list | type(None)):
+        if (
+            isinstance(kind, str)
+            and kind.endswith("List")
+            and isinstance(doc.get("items", []), list | type(None))
+        ):
             item_kind = kind[: -len("List")] if kind != "List" else ""
             if item_kind:
                 result.list_kinds.add(item_kind)
@@ -355,7 +365,9 @@ def _load_tree(
             _load_tar_stream(io.BytesIO(read()), source, result)
         else:
             _load_bytes(read(), source, result, explicit=False)
-    _require_objects(result, before, lists_before, f"{root}: no Kubernetes objects in any .yaml/.yml/.json file")
+    _require_objects(
+        result, before, lists_before, f"{root}: no Kubernetes objects in any .yaml/.yml/.json file"
+    )
 
 
 def _load_tar_stream(stream: BinaryIO, source: str, result: LoadResult) -> None:

@@ -13,7 +13,16 @@ __all__ = ["trim_node", "trim_object", "trim_pod"]
 
 Obj = dict[str, Any]
 
-_POD_META = ("name", "namespace", "uid", "labels", "ownerReferences", "creationTimestamp", "deletionTimestamp", "generateName")
+_POD_META = (
+    "name",
+    "namespace",
+    "uid",
+    "labels",
+    "ownerReferences",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "generateName",
+)
 _POD_SPEC = (
     "nodeName",
     "schedulerName",
@@ -44,7 +53,16 @@ _VOLUME_SOURCES = (
     "azureDisk",
     "cinder",
 )
-_POD_STATUS = ("phase", "startTime", "nominatedNodeName", "conditions", "resourceClaimStatuses", "resize", "reason", "message")
+_POD_STATUS = (
+    "phase",
+    "startTime",
+    "nominatedNodeName",
+    "conditions",
+    "resourceClaimStatuses",
+    "resize",
+    "reason",
+    "message",
+)
 _POD_CONDITIONS = {"PodScheduled", "PodResizePending", "PodResizeInProgress", "DisruptionTarget"}
 # Annotations kept: small ones tools read; last-applied-configuration alone can double a pod's size.
 _DROP_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
@@ -87,7 +105,9 @@ def trim_pod(obj: Obj) -> Obj:
     new_status = _pick(status, _POD_STATUS)
     conds = new_status.get("conditions")
     if isinstance(conds, list):
-        new_status["conditions"] = [c for c in conds if isinstance(c, dict) and c.get("type") in _POD_CONDITIONS]
+        new_status["conditions"] = [
+            c for c in conds if isinstance(c, dict) and c.get("type") in _POD_CONDITIONS
+        ]
     statuses = status.get("containerStatuses") if isinstance(status, dict) else None
     if isinstance(statuses, list):
         slim = []
@@ -100,7 +120,13 @@ def trim_pod(obj: Obj) -> Obj:
                 s["state"] = {"waiting": _pick(waiting, ("reason", "message"))}
             slim.append(s)
         new_status["containerStatuses"] = slim
-    return {"apiVersion": obj.get("apiVersion", "v1"), "kind": "Pod", "metadata": new_meta, "spec": new_spec, "status": new_status}
+    return {
+        "apiVersion": obj.get("apiVersion", "v1"),
+        "kind": "Pod",
+        "metadata": new_meta,
+        "spec": new_spec,
+        "status": new_status,
+    }
 
 
 def trim_node(obj: Obj) -> Obj:
@@ -115,7 +141,13 @@ def trim_node(obj: Obj) -> Obj:
     images = status.get("images") if isinstance(status, dict) else None
     if isinstance(images, list):
         new_status["images"] = [_pick(i, ("names", "sizeBytes")) for i in images]
-    return {"apiVersion": obj.get("apiVersion", "v1"), "kind": "Node", "metadata": new_meta, "spec": spec, "status": new_status}
+    return {
+        "apiVersion": obj.get("apiVersion", "v1"),
+        "kind": "Node",
+        "metadata": new_meta,
+        "spec": spec,
+        "status": new_status,
+    }
 
 
 def trim_object(obj: Obj) -> Obj:

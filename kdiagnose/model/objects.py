@@ -233,7 +233,8 @@ class Pod:
         self.volumes: list[dict[str, Any]] = [_dict(v) for v in _list(spec.get("volumes"))]
         self.host_network: bool = bool(spec.get("hostNetwork"))
         self.containers: list[Container] = [
-            _container(c, f"{where} spec.containers[{i}]") for i, c in enumerate(_list(spec.get("containers")))
+            _container(c, f"{where} spec.containers[{i}]")
+            for i, c in enumerate(_list(spec.get("containers")))
         ]
         self.init_containers: list[Container] = [
             _container(c, f"{where} spec.initContainers[{i}]")
@@ -249,7 +250,9 @@ class Pod:
             if pod_res
             else _NO_POD_RESOURCES
         )
-        self.scheduling_gates: list[str] = [str(_dict(g).get("name") or "") for g in _list(spec.get("schedulingGates"))]
+        self.scheduling_gates: list[str] = [
+            str(_dict(g).get("name") or "") for g in _list(spec.get("schedulingGates"))
+        ]
         self.resource_claims: list[dict[str, Any]] = [_dict(c) for c in _list(spec.get("resourceClaims"))]
         self.phase: str = _istr(status.get("phase"))
         self.start_time: str = _istr(status.get("startTime"))
@@ -314,7 +317,17 @@ class Pod:
 class Node:
     """A Node as the scheduler sees it."""
 
-    __slots__ = ("allocatable", "annotations", "conditions", "images", "labels", "name", "raw", "taints", "unschedulable")
+    __slots__ = (
+        "allocatable",
+        "annotations",
+        "conditions",
+        "images",
+        "labels",
+        "name",
+        "raw",
+        "taints",
+        "unschedulable",
+    )
 
     def __init__(self, obj: Obj, keep_raw: bool = False) -> None:
         meta = _dict(obj.get("metadata"))
@@ -334,7 +347,9 @@ class Node:
         self.images: list[tuple[list[str], int]] = []
         for img in map(_dict, _list(status.get("images"))):
             size = img.get("sizeBytes")
-            self.images.append(([str(n) for n in _list(img.get("names"))], int(size) if isinstance(size, int) else 0))
+            self.images.append(
+                ([str(n) for n in _list(img.get("names"))], int(size) if isinstance(size, int) else 0)
+            )
         self.conditions: list[dict[str, Any]] = [_dict(c) for c in _list(status.get("conditions"))]
         self.raw: Obj | None = obj if keep_raw else None
 

@@ -34,7 +34,9 @@ _RE = re.compile(r"^([+-]?)(\d*)(?:\.(\d*))?(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][
 def _parse_str(text: str) -> Fraction:
     m = _RE.match(text)
     if not m:
-        raise QuantityError(f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {text!r}")
+        raise QuantityError(
+            f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {text!r}"
+        )
     sign, whole, frac, suffix = m.groups()
     if not whole and not frac:
         raise QuantityError(f"invalid quantity {text!r}")

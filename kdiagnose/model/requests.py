@@ -115,7 +115,9 @@ def _non_zero_v131(pod: Pod, use_status: bool) -> tuple[int, int]:
 def finish_pod(pod: Pod, dialect: Dialect) -> None:
     """Fill the dialect-dependent request fields once; bound pods may count in-place resize status."""
     use_status = dialect.inplace_resize and bool(pod.node_name)
-    pod.requests = {k: v for k, v in pod_requests(pod, dialect, use_status=use_status, non_missing=False).items()}
+    pod.requests = {
+        k: v for k, v in pod_requests(pod, dialect, use_status=use_status, non_missing=False).items()
+    }
     nz = pod_requests(pod, dialect, use_status=use_status, non_missing=True)
     if dialect.pod_level_resources and any(
         k in ("cpu", "memory") or k.startswith("hugepages-") for k in pod.pod_resources["requests"]

@@ -103,7 +103,9 @@ class NodeInfo:
             if port in self.used_ports:
                 self.used_ports.remove(port)
         self.pods_with_affinity = [p for p in self.pods_with_affinity if p is not pod]
-        self.pods_with_required_anti_affinity = [p for p in self.pods_with_required_anti_affinity if p is not pod]
+        self.pods_with_required_anti_affinity = [
+            p for p in self.pods_with_required_anti_affinity if p is not pod
+        ]
         for key in _pvc_keys(pod):
             n = self.pvc_ref_counts.get(key, 0) - 1
             if n > 0:
@@ -265,7 +267,7 @@ class Snapshot:
     def index(self, kind: str) -> dict[str, Obj]:
         """Objects of a kind by `namespace/name` (or `name` for cluster-scoped kinds), built once."""
         key = f"index:{kind}"
-        idx = self.cache.get(key)
+        idx: dict[str, Obj] | None = self.cache.get(key)
         if idx is None:
             idx = {}
             for o in self.kind(kind):
@@ -273,7 +275,7 @@ class Snapshot:
                 ns = meta.get("namespace")
                 idx[f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))] = o
             self.cache[key] = idx
-        return idx  # type: ignore[no-any-return]
+        return idx
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
         return self.index(kind).get(f"{namespace}/{name}" if namespace else name)

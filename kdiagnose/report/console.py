@@ -139,7 +139,11 @@ def _cause(st: Status) -> str:
 
 def _names(nodes: list[str], limit: int = 3) -> str:
     shown = ", ".join(nodes[:limit])
-    return f"{len(nodes)} nodes: {shown}, …" if len(nodes) > limit else (shown if len(nodes) == 1 else f"{len(nodes)} nodes: {shown}")
+    return (
+        f"{len(nodes)} nodes: {shown}, …"
+        if len(nodes) > limit
+        else (shown if len(nodes) == 1 else f"{len(nodes)} nodes: {shown}")
+    )
 
 
 def _node_rows(d: Diagnosis, pools: dict[str, str], all_nodes: bool) -> list[list[tuple[str, str, str, str]]]:
@@ -169,7 +173,9 @@ def _node_rows(d: Diagnosis, pools: dict[str, str], all_nodes: bool) -> list[lis
                     causes = Counter(_cause(st) for _, st in members)
                     cause, _ = causes.most_common(1)[0]
                     more = f" (and {len(causes) - 1} other variant(s))" if len(causes) > 1 else ""
-                    rows.append((_names([m[0] for m in members]), f"{len(by2)} pools", plugin or "-", cause + more))
+                    rows.append(
+                        (_names([m[0] for m in members]), f"{len(by2)} pools", plugin or "-", cause + more)
+                    )
                 else:
                     for pool, items in sorted(by2.items(), key=lambda kv: -len(kv[1])):
                         causes = Counter(c for _, c in items)
@@ -237,7 +243,9 @@ def _score_table(console: Console, d: Diagnosis, pools: dict[str, str], opts: Re
                 plugins.append(p)
     nonzero = [p for p in plugins if any(b.plugins[p].weighted for b in shown if p in b.plugins)]
     zero = [p for p in plugins if p not in nonzero]
-    console.print(f"Scores of the top {len(shown)} of {len(ranked)} feasible node(s) (weight × score)", style="bold")
+    console.print(
+        f"Scores of the top {len(shown)} of {len(ranked)} feasible node(s) (weight × score)", style="bold"
+    )
     table = Table(show_edge=False, pad_edge=False)
     table.add_column("Node", overflow="fold")
     if any(pools.get(b.node) for b in shown):
@@ -290,10 +298,13 @@ def _pod(console: Console, pr: PodReport, report: Report, opts: RenderOptions) -
     console.print(Text(headline), soft_wrap=True)  # verbatim: no inserted line breaks
     if d.preenqueue is not None:
         console.print(
-            "No scheduling attempt is made while gates remain, so no FailedScheduling event is written.", style="dim"
+            "No scheduling attempt is made while gates remain, so no FailedScheduling event is written.",
+            style="dim",
         )
     if d.prefilter is not None and d.prefilter.code != Code.ERROR:
-        console.print(f"PreFilter {d.prefilter.plugin} rejected the pod before any node was checked.", style="dim")
+        console.print(
+            f"PreFilter {d.prefilter.plugin} rejected the pod before any node was checked.", style="dim"
+        )
 
     groups = _node_rows(d, report.node_pools, opts.all_nodes)
     if groups and d.prefilter is None:
@@ -399,7 +410,9 @@ def render(report: Report, out: TextIO | None = None, opts: RenderOptions | None
             console.rule(style="dim")
         _pod(console, pr, report, opts)
     tail: list[str] = []
-    tail += [f"not replayed: {n}" if not n.startswith(("profile ", "not ")) else n for n in report.profile_notes]
+    tail += [
+        f"not replayed: {n}" if not n.startswith(("profile ", "not ")) else n for n in report.profile_notes
+    ]
     tail += list(report.warnings)
     if report.skipped_kinds:
         kinds = ", ".join(f"{k} ({n})" for k, n in sorted(report.skipped_kinds.items()))

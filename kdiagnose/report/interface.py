@@ -61,5 +61,7 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     skipped_kinds: dict[str, int] = field(default_factory=dict)
     missing_kinds: list[str] = field(default_factory=list)
-    profile_notes: list[str] = field(default_factory=list)  # non-default profile, strategies, not replayed parts
+    profile_notes: list[str] = field(
+        default_factory=list
+    )  # non-default profile, strategies, not replayed parts
     node_pools: dict[str, str] = field(default_factory=dict)  # node -> pool name

@@ -110,7 +110,9 @@ def pod_document(pr: PodReport, pools: dict[str, str]) -> dict[str, Any]:
 
 def report_document(report: Report) -> dict[str, Any]:
     """The whole report as plain data (shared by the JSON and YAML formats)."""
-    pods = [pod_document(pr, report.node_pools) for pr in sorted(report.pods, key=lambda p: p.diagnosis.pod.key)]
+    pods = [
+        pod_document(pr, report.node_pools) for pr in sorted(report.pods, key=lambda p: p.diagnosis.pod.key)
+    ]
     scheduled = sum(1 for p in pods if p["scheduled"])
     return {
         "apiVersion": API_VERSION,

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kdiagnose.report.interface import Recorded
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EVENT_LIMIT",
+    "Triage",
     "build_recorded",
     "format_age",
     "latest_failed_scheduling",
@@ -50,7 +52,7 @@ def parse_time(text: Any) -> float | None:
     except ValueError:
         return None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()
 
 
@@ -93,7 +95,9 @@ def _container_states(pod: Obj) -> list[str]:
                     text += f" ({msg.splitlines()[0][:200]})"
                 out.append(text)
             elif term and key == "containerStatuses":
-                out.append(f"{cs.get('name')}: Terminated {term.get('reason') or ''} exit {term.get('exitCode')}".rstrip())
+                out.append(
+                    f"{cs.get('name')}: Terminated {term.get('reason') or ''} exit {term.get('exitCode')}".rstrip()
+                )
     return out
 
 
@@ -104,29 +108,42 @@ def _condition(pod: Obj, kind: str) -> Obj | None:
     return None
 
 
-def triage_pod(pod: Obj, now: float) -> tuple[str, bool]:
-    """What the pod's state says before any replay, and whether a scheduling replay is meaningful."""
+@dataclass(frozen=True, slots=True)
+class Triage:
+    """What the pod's state says before any replay.
+
+    `replay`: the pod waits for the scheduler, so a replay is meaningful. `notable`: the text says more
+    than the replay will (no scheduler looking, an error, gates), so reports should show it."""
+
+    text: str
+    replay: bool
+    notable: bool = False
+
+
+def triage_pod(pod: Obj, now: float, events: Iterable[Obj] = ()) -> Triage:
+    """Classify a pod: bound (not a scheduling problem), finished, deleting, gated, never picked up, unschedulable.
+
+    `events` are the pod's events: a FailedScheduling event proves a scheduler tried even when the
+    PodScheduled condition is missing (as in objects written by hand or trimmed dumps)."""
     meta, spec, status = _d(pod.get("metadata")), _d(pod.get("spec")), _d(pod.get("status"))
     phase = str(status.get("phase") or "Pending")
     node = str(spec.get("nodeName") or "")
     if phase in ("Succeeded", "Failed"):
-        return f"the pod has finished (phase {phase}): nothing to schedule", False
+        return Triage(f"the pod has finished (phase {phase}), nothing to schedule", False, True)
     if meta.get("deletionTimestamp"):
-        return f"the pod is being deleted (since {meta['deletionTimestamp']}): the scheduler skips it", False
+        return Triage(
+            f"the pod is being deleted (since {meta['deletionTimestamp']}), the scheduler skips it",
+            False,
+            True,
+        )
     if node:
-        states = _container_states(pod)
-        if phase == "Running":
-            text = f"running on node {node}: not a scheduling problem"
-        else:
-            text = f"bound to node {node} (phase {phase}): not a scheduling problem"
-        if states:
-            text += "; containers: " + "; ".join(states)
-        elif phase == "Pending":
-            text += "; the kubelet has not reported container statuses yet (image pull or volume setup?)"
-        return text, False
+        details = [f"phase {phase}", *_container_states(pod)]
+        if phase == "Pending" and len(details) == 1:
+            details.append("no container status reported yet: image pull or volume setup in progress?")
+        return Triage(f"bound to node {node} ({'; '.join(details)})", False, True)
     gates = [str(_d(g).get("name")) for g in spec.get("schedulingGates") or () if _d(g).get("name")]
     if gates:
-        return (
+        return Triage(
             f"scheduling gated by {', '.join(gates)}: the scheduler does not try until whoever added "
             "the gate(s) removes them",
             True,
@@ -134,24 +151,37 @@ def triage_pod(pod: Obj, now: float) -> tuple[str, bool]:
     scheduler = str(spec.get("schedulerName") or "default-scheduler")
     cond = _condition(pod, "PodScheduled")
     if cond is None:
+        latest = latest_failed_scheduling(events)
+        if latest is not None:
+            by = latest[3] or scheduler
+            return Triage(
+                f"unschedulable according to {by} (FailedScheduling event, no PodScheduled condition)", True
+            )
         created = parse_time(meta.get("creationTimestamp"))
         age = None if created is None else now - created
         if age is not None and age < NO_SCHEDULER_AFTER:
-            return f"created {format_age(age)} ago: no scheduler has tried it yet", True
-        return (
-            f'no scheduler has picked it up: no PodScheduled condition after {format_age(age)}; is a scheduler named "{scheduler}" running?',
+            return Triage(f"created {format_age(age)} ago: no scheduler has tried it yet", True, True)
+        after = f" after {format_age(age)}" if age is not None else ""
+        return Triage(
+            f'no scheduler has picked it up: no PodScheduled condition{after}; is a scheduler named "{scheduler}" running?',
+            True,
             True,
         )
     reason = str(cond.get("reason") or "")
     if cond.get("status") == "True":
-        return "scheduled but not yet bound (binding in progress, or a bind/permit plugin is waiting)", True
+        return Triage(
+            "scheduled but not yet bound (binding in progress, or a Permit/PreBind plugin is waiting)",
+            True,
+            True,
+        )
     since = parse_time(cond.get("lastTransitionTime"))
-    when = f" since {format_age(now - since)} ago" if since is not None else ""
+    when = f" for {format_age(now - since)}" if since is not None else ""
     if reason == "SchedulerError":
-        return f"{scheduler} hit an error{when}: {cond.get('message') or ''}".rstrip(": "), True
+        msg = str(cond.get("message") or "").strip()
+        return Triage(f"{scheduler} failed with an error{when}" + (f": {msg}" if msg else ""), True, True)
     if reason == "Unschedulable":
-        return f"unschedulable{when} (per {scheduler}): replaying its decision", True
-    return f"PodScheduled=False ({reason or 'no reason'}){when}", True
+        return Triage(f"unschedulable{when} according to {scheduler}", True)
+    return Triage(f"PodScheduled=False ({reason or 'no reason'}){when}", True, True)
 
 
 # ---------------------------------------------------------------------------------------------- events
@@ -168,7 +198,12 @@ def _event_view(ev: Obj) -> tuple[str, str, int, float | None, str]:
     else:
         series = _d(ev.get("series"))
         count = ev.get("count") or series.get("count") or 1
-        when = ev.get("lastTimestamp") or series.get("lastObservedTime") or ev.get("eventTime") or ev.get("firstTimestamp")
+        when = (
+            ev.get("lastTimestamp")
+            or series.get("lastObservedTime")
+            or ev.get("eventTime")
+            or ev.get("firstTimestamp")
+        )
         source = _d(ev.get("source")).get("component") or ev.get("reportingComponent") or ""
         message = ev.get("message") or ""
     when = when or _d(ev.get("metadata")).get("creationTimestamp")
@@ -212,7 +247,9 @@ def reason_counts(message: str) -> tuple[int | None, dict[str, int]]:
 
 
 def _changes_since(when: float, nodes: Iterable[Obj], pods: Iterable[Obj]) -> list[str]:
-    new_nodes = sum(1 for n in nodes if (parse_time(_d(n.get("metadata")).get("creationTimestamp")) or 0) > when)
+    new_nodes = sum(
+        1 for n in nodes if (parse_time(_d(n.get("metadata")).get("creationTimestamp")) or 0) > when
+    )
     cond_changes = 0
     for n in nodes:
         for c in _d(n.get("status")).get("conditions") or ():
@@ -222,7 +259,8 @@ def _changes_since(when: float, nodes: Iterable[Obj], pods: Iterable[Obj]) -> li
     new_pods = sum(
         1
         for p in pods
-        if _d(p.get("spec")).get("nodeName") and (parse_time(_d(p.get("metadata")).get("creationTimestamp")) or 0) > when
+        if _d(p.get("spec")).get("nodeName")
+        and (parse_time(_d(p.get("metadata")).get("creationTimestamp")) or 0) > when
     )
     out = []
     if new_nodes:
@@ -269,7 +307,9 @@ def build_recorded(
         return rec
     if diagnosis.scheduled:
         rec.agrees = False
-        causes = [f"the replay places the pod on {diagnosis.chosen} now: the cluster changed since the last attempt"]
+        causes = [
+            f"the replay places the pod on {diagnosis.chosen} now: the cluster changed since the last attempt"
+        ]
         if rec.age_seconds is not None and rec.age_seconds < RETRY_PERIOD:
             causes.append("the scheduler retries on the next relevant cluster event or within 5 minutes")
         elif rec.age_seconds is not None:
@@ -294,11 +334,24 @@ def build_recorded(
     rec.agrees = agrees
     if agrees:
         rec.explanation = "the replay reproduces the recorded message"
+        if rec.age_seconds is not None:
+            rec.explanation += f" (last seen {format_age(rec.age_seconds)} ago)"
         if truncated:
             rec.explanation += " (the event is truncated at 1024 bytes; its prefix matches)"
         return rec
     rec.explanation = "; ".join(
-        _explain(rec, recorded, replayed_full or replayed, diagnosis, event_time, event_source, nodes, pods, num_nodes, configured_profiles)
+        _explain(
+            rec,
+            recorded,
+            replayed_full or replayed,
+            diagnosis,
+            event_time,
+            event_source,
+            nodes,
+            pods,
+            num_nodes,
+            configured_profiles,
+        )
     )
     return rec
 
@@ -325,14 +378,18 @@ def _explain(
     if event_time is not None:
         changes = _changes_since(event_time, nodes, pods)
         if changes:
-            causes.append(f"the event is {format_age(rec.age_seconds)} old and since then " + ", ".join(changes))
+            causes.append(
+                f"the event is {format_age(rec.age_seconds)} old and since then " + ", ".join(changes)
+            )
         elif rec.age_seconds is not None and rec.age_seconds > RETRY_PERIOD:
             causes.append(
                 f"the event is {format_age(rec.age_seconds)} old (the scheduler retries within 5 minutes): "
                 "the cluster may have changed in ways a snapshot cannot show (deleted pods or nodes)"
             )
     if event_source and event_source != d.profile:
-        causes.append(f'the event was recorded by "{event_source}", the replay used the profile "{d.profile}"')
+        causes.append(
+            f'the event was recorded by "{event_source}", the replay used the profile "{d.profile}"'
+        )
     elif d.profile != "default-scheduler" and not configured_profiles:
         causes.append(
             f'the pod\'s scheduler "{d.profile}" may run a non-default configuration: pass its --scheduler-config'

@@ -25,7 +25,7 @@ from kdiagnose.scheduler import names as n
 from kdiagnose.scheduler.profiles import DEFAULT_SCHEDULER_NAME, Profile, default_profile
 from kdiagnose.versions import Dialect
 
-__all__ = ["SchedulerConfig", "describe_profile", "load_scheduler_config", "parse_scheduler_config"]
+__all__ = ["SchedulerConfig", "load_scheduler_config", "parse_scheduler_config"]
 
 # The framework caps a Permit plugin's Wait at 15 minutes (framework/runtime/framework.go maxTimeout).
 _PERMIT_MAX_WAIT = "15 minutes"
@@ -39,6 +39,9 @@ class SchedulerConfig:
         None  # as set in the file (None: kube-scheduler's adaptive default)
     )
     extenders: list[str] = field(default_factory=list)  # urlPrefix of each extender (not simulated)
+    # profile -> out-of-tree plugin -> the points it is configured at ("multiPoint" included); for live mode's
+    # "may be waiting at Permit" check.
+    out_of_tree: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     source: str = ""
 
     def profile(self, scheduler_name: str) -> Profile | None:
@@ -104,6 +107,8 @@ def parse_scheduler_config(text: str, source: str, dialect: Dialect, strict: boo
         p.is_default = not summary and not p.not_replayed
         p.summary = "; ".join(summary)
         out.profiles.append(p)
+        if b.unknown:
+            out.out_of_tree[p.scheduler_name] = b.unknown
         out.notes += _unknown_notes(p.scheduler_name, b.unknown)
     out.notes += _extender_notes(cfg.get("extenders") or [])
     out.notes += _percentage_notes(global_pct, out.profiles)
@@ -207,14 +212,9 @@ def _summary(p: Profile, dialect: Dialect) -> list[str]:
         for name in got:
             if name not in want:
                 on.setdefault(name, []).append(point)
-    all_points = {pt for pt, want, _ in points}
     for name, pts in off.items():
-        in_default = {pt for pt, want, _ in points if name in want}
-        out.append(
-            f"{name} disabled"
-            if set(pts) == in_default and in_default <= all_points
-            else f"{name} {'/'.join(pts)} disabled"
-        )
+        in_default = [pt for pt, want, _ in points if name in want]
+        out.append(f"{name} disabled" if pts == in_default else f"{name} {'/'.join(pts)} disabled")
     for name, pts in on.items():
         out.append(f"{name} {'/'.join(pts)} enabled")
     weights = [
@@ -231,18 +231,12 @@ def _summary(p: Profile, dialect: Dialect) -> list[str]:
     return out
 
 
-def describe_profile(p: Profile) -> str:
-    """One line for the human report, e.g. `profile bin-packing: NodeResourcesFit MostAllocated (cpu:1, memory:1)`."""
-    return p.describe()
-
-
 def _unknown_notes(profile: str, unknown: dict[str, list[str]]) -> list[str]:
     notes: list[str] = []
     for name, points in unknown.items():
         text = (
-            f"profile {profile}: plugin {name} ({', '.join(points)}) is not an in-tree plugin of kube-scheduler "
-            f"{'and needs a custom scheduler build' if points else ''}; kdiagnose does not replay it: its filters, scores "
-            "and Permit are not simulated"
+            f"profile {profile}: {name} ({', '.join(points)}) is not an in-tree kube-scheduler plugin (it needs a custom "
+            "scheduler build); kdiagnose replays the in-tree plugins only: its filters, scores and Permit are not simulated"
         )
         if "permit" in points or "multiPoint" in points:
             text += (

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kdiagnose.schedconfig.defaults import Plugins, PluginSet, default_args
+from kdiagnose.schedconfig.defaults import Plugins, PluginSet
 from kdiagnose.schedconfig.fielderr import aggregate
 from kdiagnose.schedconfig.validation import ARGS_VALIDATORS, validate_fit_args
 from kdiagnose.scheduler import names as n
@@ -207,7 +207,3 @@ def _expand(
     first = [p for p in enabled if p in overrides]
     rest = [p for p in enabled if p not in overrides]
     return first + from_multi + rest
-
-
-def args_differ(name: str, args: dict[str, Any], dialect: Dialect) -> bool:
-    return args != default_args(name, {}, dialect)

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from kdiagnose.scheduler.framework import Status
 
-__all__ = ["EVENT_MESSAGE_LIMIT", "NO_NODES_AVAILABLE", "fit_error_message", "reason_histogram", "truncate_event"]
+__all__ = [
+    "EVENT_MESSAGE_LIMIT",
+    "NO_NODES_AVAILABLE",
+    "fit_error_message",
+    "reason_histogram",
+    "truncate_event",
+]
 
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 EVENT_MESSAGE_LIMIT = 1024

@@ -41,7 +41,14 @@ class Profile:
 
     def plugins(self) -> list[str]:
         seen: dict[str, None] = {}
-        for point in (self.pre_enqueue, self.pre_filter, self.filter, self.post_filter, self.pre_score, self.score):
+        for point in (
+            self.pre_enqueue,
+            self.pre_filter,
+            self.filter,
+            self.post_filter,
+            self.pre_score,
+            self.score,
+        ):
             for name in point:
                 seen.setdefault(name, None)
         return list(seen)

@@ -63,10 +63,14 @@ class Framework:
 
         self.pre_filter_plugins = point(profile.pre_filter, "pre_filter")
         self.filter_plugins = point(profile.filter, "filter")
-        self.extension_plugins = [p for p in self.pre_filter_plugins if _defines(p, "add_pod") or _defines(p, "remove_pod")]
+        self.extension_plugins = [
+            p for p in self.pre_filter_plugins if _defines(p, "add_pod") or _defines(p, "remove_pod")
+        ]
         self.post_filter_plugins = [self.plugins[x] for x in profile.post_filter if x in self.plugins]
         self.pre_score_plugins = point(profile.pre_score, "pre_score")
-        self.score_plugins = [(self.plugins[x], w or 1) for x, w in profile.score.items() if x in self.plugins]
+        self.score_plugins = [
+            (self.plugins[x], w or 1) for x, w in profile.score.items() if x in self.plugins
+        ]
 
     # ---------------------------------------------------------------- filter helpers (also for preemption)
 
@@ -89,7 +93,11 @@ class Framework:
                 if s.code == Code.UNSCHEDULABLE:
                     status = s
                     continue
-                return result, Status(Code.ERROR, (f'running PreFilter plugin "{pl.name}": {s.message}',), pl.name), with_nodes
+                return (
+                    result,
+                    Status(Code.ERROR, (f'running PreFilter plugin "{pl.name}": {s.message}',), pl.name),
+                    with_nodes,
+                )
             if r is not None and r.node_names is not None:
                 with_nodes.append(pl.name)
                 result = result.merge(r)
@@ -166,7 +174,11 @@ class Framework:
         d = Diagnosis(pod=pod, profile=self.profile.scheduler_name, num_all_nodes=self.snapshot.num_nodes)
         if n.SCHEDULING_GATES in self.profile.pre_enqueue and pod.scheduling_gates:
             gates = " ".join(pod.scheduling_gates)
-            d.preenqueue = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"waiting for scheduling gates: [{gates}]",), n.SCHEDULING_GATES)
+            d.preenqueue = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                (f"waiting for scheduling gates: [{gates}]",),
+                n.SCHEDULING_GATES,
+            )
             return d
         # Other PreEnqueue plugins (DynamicResources: every claim must exist) in profile order.
         for name in self.profile.pre_enqueue:
@@ -232,7 +244,13 @@ class Framework:
         return d
 
     def _fail(
-        self, state: CycleState, pod: Pod, d: Diagnosis, *, prefilter_msg: str = "", statuses: dict[str, Status] | None = None
+        self,
+        state: CycleState,
+        pod: Pod,
+        d: Diagnosis,
+        *,
+        prefilter_msg: str = "",
+        statuses: dict[str, Status] | None = None,
     ) -> str:
         absent = d.absent if self.dialect.absent_nodes_counted else None
         self._post_filter(state, pod, d)
@@ -289,7 +307,9 @@ class Framework:
             normalized = dict(raw)
             pl.normalize_score(state, pod, normalized)
             for name, v in normalized.items():
-                breakdowns[name].plugins[pl.name] = PluginScore(pl.name, raw[name], max(0, min(MAX_NODE_SCORE, v)), weight)
+                breakdowns[name].plugins[pl.name] = PluginScore(
+                    pl.name, raw[name], max(0, min(MAX_NODE_SCORE, v)), weight
+                )
         d.scores = breakdowns
         d.scored_by_scheduler = len(feasible) > 1
         best = max(b.total for b in breakdowns.values())

@@ -15,7 +15,10 @@ HOST = "kubernetes.io/hostname"
 
 
 def mk_node(
-    name: str, zone: str | None = None, taints: list[dict[str, str]] | None = None, labels: dict[str, str] | None = None
+    name: str,
+    zone: str | None = None,
+    taints: list[dict[str, str]] | None = None,
+    labels: dict[str, str] | None = None,
 ) -> Node:
     lbl = {HOST: name, **(labels or {})}
     if zone is not None:
@@ -43,7 +46,9 @@ def mk_pod(
     return Pod({"metadata": meta, "spec": body, "status": {"phase": "Running" if node else "Pending"}})
 
 
-def mk_snapshot(nodes: list[Node], pods: list[Pod], objects: dict[str, list[dict[str, Any]]] | None = None) -> Snapshot:
+def mk_snapshot(
+    nodes: list[Node], pods: list[Pod], objects: dict[str, list[dict[str, Any]]] | None = None
+) -> Snapshot:
     objs = objects or {}
     return Snapshot(V134, nodes, pods, objs, present=objs.keys())
 

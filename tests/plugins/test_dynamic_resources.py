@@ -10,6 +10,7 @@ from kdiagnose.model.objects import Node, Pod
 from kdiagnose.model.quantity import parse_quantity
 from kdiagnose.model.requests import finish_pod
 from kdiagnose.model.snapshot import Snapshot
+from kdiagnose.scheduler import names
 from kdiagnose.scheduler.diagnosis import Diagnosis
 from kdiagnose.scheduler.framework import Code, CycleState, Handle, Status, notes_of
 from kdiagnose.scheduler.plugins.dynamicresources.cel import (
@@ -21,6 +22,8 @@ from kdiagnose.scheduler.plugins.dynamicresources.cel import (
     parse_semver,
 )
 from kdiagnose.scheduler.plugins.dynamicresources.dynamicresources import DynamicResources
+from kdiagnose.scheduler.profiles import Profile
+from kdiagnose.scheduler.runner import Framework
 from kdiagnose.versions import Dialect, dialect_for
 
 V134 = dialect_for("v1.34.1")
@@ -584,3 +587,37 @@ def test_cel_missing_key_is_runtime_error() -> None:
 def test_cel_unsupported(expr: str) -> None:
     with pytest.raises(CelUnsupported):
         compile_expression(expr)
+
+
+def test_score_mirrors_upstream_error_for_allocated_then_new_claims() -> None:
+    objs = [
+        GPU_CLASS,
+        rslice("s1", [gpu("gpu-0"), gpu("gpu-1")], node="n1"),
+        claim("done", [exact()], allocated_on="n1", devices=["gpu-0"], reserved=[]),
+        claim("new", [exact()]),
+    ]
+    pl = mk_plugin([mk_node("n1")], objs, V135)
+    pod = mk_pod(
+        claims=[{"name": "a", "resourceClaimName": "done"}, {"name": "b", "resourceClaimName": "new"}]
+    )
+    state, _, out = verdicts(pl, pod)
+    assert summary(out) == {"n1": "ok"}
+    score, st = pl.score(state, pod, pl.snapshot.node_infos[0])
+    assert (score, st.code) == (0, Code.ERROR)
+    assert any("Score fails upstream" in n for n in notes_of(state))
+
+
+def test_runner_reports_dynamic_resources_pre_enqueue() -> None:
+    pl = mk_plugin([mk_node("n1")], [GPU_CLASS])
+    dra = names.DYNAMIC_RESOURCES
+    profile = Profile(
+        pre_enqueue=[names.SCHEDULING_GATES, dra], pre_filter=[dra], filter=[dra], post_filter=[dra]
+    )
+    fw = Framework(pl.snapshot, profile)
+    d = fw.schedule(mk_pod(claims=[{"name": "gpu", "resourceClaimTemplateName": "absent"}]))
+    assert d.preenqueue is not None
+    assert (d.preenqueue.plugin, d.preenqueue.reasons) == (
+        dra,
+        ('pod "default/p": ResourceClaim not created yet',),
+    )
+    assert not d.attempted

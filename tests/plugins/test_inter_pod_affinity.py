@@ -3,13 +3,24 @@ namespace semantics, matchLabelKeys, AddPod/RemovePod, and scoring with its args
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from kdiagnose.scheduler.framework import Code, CycleState
 from kdiagnose.scheduler.plugins.interpodaffinity.plugin import InterPodAffinity
-from tests.plugins.affinity_factories import HOST, ZONE, filter_all, mk_node, mk_pod, mk_snapshot, plugin, scores, verdicts
+from tests.plugins.affinity_factories import (
+    HOST,
+    ZONE,
+    filter_all,
+    mk_node,
+    mk_pod,
+    mk_snapshot,
+    plugin,
+    scores,
+    verdicts,
+)
 
 AFF = "UnschedulableAndUnresolvable: node(s) didn't match pod affinity rules"
 ANTI = "Unschedulable: node(s) didn't match pod anti-affinity rules"
@@ -20,7 +31,9 @@ def term(labels: dict[str, str], key: str = HOST, **extra: Any) -> dict[str, Any
     return {"labelSelector": {"matchLabels": labels}, "topologyKey": key, **extra}
 
 
-def affinity(required: list[dict[str, Any]] | None = None, anti: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def affinity(
+    required: list[dict[str, Any]] | None = None, anti: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if required:
         out["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": required}
@@ -29,13 +42,21 @@ def affinity(required: list[dict[str, Any]] | None = None, anti: list[dict[str, 
     return out
 
 
-def preferred(aff: list[tuple[int, dict[str, Any]]] = (), anti: list[tuple[int, dict[str, Any]]] = ()) -> dict[str, Any]:  # type: ignore[assignment]
+def preferred(
+    aff: Sequence[tuple[int, dict[str, Any]]] = (), anti: Sequence[tuple[int, dict[str, Any]]] = ()
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if aff:
-        out["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": w, "podAffinityTerm": t} for w, t in aff]}
+        out["podAffinity"] = {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": w, "podAffinityTerm": t} for w, t in aff
+            ]
+        }
     if anti:
         out["podAntiAffinity"] = {
-            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": w, "podAffinityTerm": t} for w, t in anti]
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": w, "podAffinityTerm": t} for w, t in anti
+            ]
         }
     return out
 
@@ -116,7 +137,10 @@ WEB = {"app": "web"}
         ),
         pytest.param(
             zones(),
-            [mk_pod("c1", "b1", CACHE), mk_pod("db", "a1", {"app": "db"}, affinity=affinity(anti=[term(WEB, ZONE)]))],
+            [
+                mk_pod("c1", "b1", CACHE),
+                mk_pod("db", "a1", {"app": "db"}, affinity=affinity(anti=[term(WEB, ZONE)])),
+            ],
             mk_pod("new", labels=WEB, affinity=affinity([term(CACHE, ZONE)], [term(WEB, HOST)])),
             {"a1": AFF, "a2": AFF, "b1": "ok", "x1": AFF},
             id="affinity is checked before the existing pods' anti-affinity",
@@ -124,15 +148,24 @@ WEB = {"app": "web"}
         pytest.param(
             zones(),
             [mk_pod("w1", "a1", {"app": "web", "rev": "1"}), mk_pod("w2", "b1", {"app": "web", "rev": "2"})],
-            mk_pod("new", labels={"app": "web", "rev": "2"}, affinity=affinity(anti=[term(WEB, HOST, matchLabelKeys=["rev"])])),
+            mk_pod(
+                "new",
+                labels={"app": "web", "rev": "2"},
+                affinity=affinity(anti=[term(WEB, HOST, matchLabelKeys=["rev"])]),
+            ),
             {"a1": "ok", "a2": "ok", "b1": ANTI, "x1": "ok"},
             id="matchLabelKeys adds rev in (2)",
         ),
         pytest.param(
             zones(),
-            [mk_pod("w1", "a1", {"app": "web", "tenant": "x"}), mk_pod("w2", "b1", {"app": "web", "tenant": "y"})],
+            [
+                mk_pod("w1", "a1", {"app": "web", "tenant": "x"}),
+                mk_pod("w2", "b1", {"app": "web", "tenant": "y"}),
+            ],
             mk_pod(
-                "new", labels={"app": "web", "tenant": "x"}, affinity=affinity(anti=[term(WEB, HOST, mismatchLabelKeys=["tenant"])])
+                "new",
+                labels={"app": "web", "tenant": "x"},
+                affinity=affinity(anti=[term(WEB, HOST, mismatchLabelKeys=["tenant"])]),
             ),
             {"a1": "ok", "a2": "ok", "b1": ANTI, "x1": "ok"},
             id="mismatchLabelKeys adds tenant notin (x)",
@@ -155,7 +188,9 @@ def test_namespace_selector_resolves_against_namespace_labels() -> None:
     snap = mk_snapshot(zones(), existing, {"Namespace": nss})
     pl = plugin(InterPodAffinity, snap)
     sel = {"matchLabels": {"tier": "prod"}}
-    _, st = filter_all(pl, mk_pod("new", labels=WEB, affinity=affinity(anti=[term(WEB, HOST, namespaceSelector=sel)])))
+    _, st = filter_all(
+        pl, mk_pod("new", labels=WEB, affinity=affinity(anti=[term(WEB, HOST, namespaceSelector=sel)]))
+    )
     assert verdicts(st) == {"a1": ANTI, "a2": "ok", "b1": "ok", "x1": "ok"}
     assert st["a1"].details[0]["pods"] == ["team-a/w1"]
 
@@ -188,9 +223,18 @@ def test_add_and_remove_pod() -> None:
 
 def test_preferred_terms_score_and_normalize_truncates() -> None:
     nodes = [mk_node("n1", "a"), mk_node("n2", "b"), mk_node("n3", "c")]
-    existing = [mk_pod("m1", "n1", CACHE), mk_pod("m2", "n2", CACHE), mk_pod("m3", "n2", CACHE), mk_pod("s1", "n2", {"app": "search"})]
+    existing = [
+        mk_pod("m1", "n1", CACHE),
+        mk_pod("m2", "n2", CACHE),
+        mk_pod("m3", "n2", CACHE),
+        mk_pod("s1", "n2", {"app": "search"}),
+    ]
     pl = plugin(InterPodAffinity, mk_snapshot(nodes, existing))
-    incoming = mk_pod("new", labels=WEB, affinity=preferred(aff=[(3, term(CACHE, HOST))], anti=[(2, term({"app": "search"}, HOST))]))
+    incoming = mk_pod(
+        "new",
+        labels=WEB,
+        affinity=preferred(aff=[(3, term(CACHE, HOST))], anti=[(2, term({"app": "search"}, HOST))]),
+    )
     # Raw: n1 = 3, n2 = 3+3-2 = 4, n3 = 0. Normalized float 100·(s−0)/4 truncated: 75, 100, 0.
     assert scores(pl, incoming) == {"n1": 75, "n2": 100, "n3": 0}
 
@@ -200,9 +244,15 @@ def test_preferred_terms_score_and_normalize_truncates() -> None:
     [
         # n1: storefront's required term matches (hard weight 1); n2: checkout's preferred weight 5.
         pytest.param({}, {"n1": 20, "n2": 100, "n3": 0}, id="default hardPodAffinityWeight 1"),
-        pytest.param({"hardPodAffinityWeight": 10}, {"n1": 100, "n2": 50, "n3": 0}, id="hardPodAffinityWeight 10"),
-        pytest.param({"hardPodAffinityWeight": 0}, {"n1": 0, "n2": 100, "n3": 0}, id="weight 0 ignores required terms"),
-        pytest.param({"ignorePreferredTermsOfExistingPods": True}, None, id="ignorePreferredTermsOfExistingPods skips"),
+        pytest.param(
+            {"hardPodAffinityWeight": 10}, {"n1": 100, "n2": 50, "n3": 0}, id="hardPodAffinityWeight 10"
+        ),
+        pytest.param(
+            {"hardPodAffinityWeight": 0}, {"n1": 0, "n2": 100, "n3": 0}, id="weight 0 ignores required terms"
+        ),
+        pytest.param(
+            {"ignorePreferredTermsOfExistingPods": True}, None, id="ignorePreferredTermsOfExistingPods skips"
+        ),
     ],
 )
 def test_existing_pods_terms_and_args(args: dict[str, Any], want: dict[str, int] | None) -> None:

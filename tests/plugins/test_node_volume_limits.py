@@ -74,7 +74,9 @@ def test_other_drivers_do_not_count() -> None:
 @pytest.mark.parametrize(
     ("migrated", "expect"),
     [
-        pytest.param("kubernetes.io/aws-ebs", EXCEED, id="migrated EBS inline volumes count under ebs.csi.aws.com"),
+        pytest.param(
+            "kubernetes.io/aws-ebs", EXCEED, id="migrated EBS inline volumes count under ebs.csi.aws.com"
+        ),
         pytest.param("", "ok", id="without the migrated-plugins annotation in-tree volumes are not counted"),
     ],
 )
@@ -115,7 +117,9 @@ def test_node_allocatable_limits_before_v133(dialect: Dialect, expect: str) -> N
     alloc = {csi_attach_limit_key(DRIVER): "1"}
     objs: list[dict[str, Any]] = [{"kind": "CSINode", "metadata": {"name": "n1"}, "spec": {"drivers": []}}]
     objs += bound("a") + bound("b")
-    snap = snapshot([node("n1", allocatable=alloc)], [pod("old", volumes=[pvc_vol("a")], node="n1")], objs, dialect)
+    snap = snapshot(
+        [node("n1", allocatable=alloc)], [pod("old", volumes=[pvc_vol("a")], node="n1")], objs, dialect
+    )
     _, _, per_node = run(make(CSILimits, snap), pod("new", volumes=[pvc_vol("b")]))
     assert verdicts(per_node) == {"n1": expect}
 

@@ -7,11 +7,21 @@ from typing import Any
 
 import pytest
 
-from kdiagnose.scheduler.framework import Code, CycleState
+from kdiagnose.scheduler.framework import Code, CycleState, notes_of
 from kdiagnose.scheduler.plugins.podtopologyspread.filtering import PRE_FILTER_STATE_KEY, PreFilterState
 from kdiagnose.scheduler.plugins.podtopologyspread.plugin import PodTopologySpread
 from kdiagnose.scheduler.plugins.podtopologyspread.scoring import go_round
-from tests.plugins.affinity_factories import HOST, ZONE, filter_all, mk_node, mk_pod, mk_snapshot, plugin, scores, verdicts
+from tests.plugins.affinity_factories import (
+    HOST,
+    ZONE,
+    filter_all,
+    mk_node,
+    mk_pod,
+    mk_snapshot,
+    plugin,
+    scores,
+    verdicts,
+)
 
 APP = {"app": "web"}
 NOT_MATCH = "Unschedulable: node(s) didn't match pod topology spread constraints"
@@ -19,7 +29,13 @@ MISSING = "UnschedulableAndUnresolvable: node(s) didn't match pod topology sprea
 
 
 def tsc(key: str = ZONE, skew: int = 1, when: str = "DoNotSchedule", **extra: Any) -> dict[str, Any]:
-    return {"maxSkew": skew, "topologyKey": key, "whenUnsatisfiable": when, "labelSelector": {"matchLabels": APP}, **extra}
+    return {
+        "maxSkew": skew,
+        "topologyKey": key,
+        "whenUnsatisfiable": when,
+        "labelSelector": {"matchLabels": APP},
+        **extra,
+    }
 
 
 def three_zones() -> list[Any]:
@@ -48,7 +64,7 @@ def web(name: str, node: str, **kw: Any) -> Any:
             id="maxSkew 2 tolerates 1+1-0",
         ),
         pytest.param(
-            three_zones() + [mk_node("x1")],
+            [*three_zones(), mk_node("x1")],
             [],
             mk_pod("new", labels=APP, topologySpreadConstraints=[tsc()]),
             {"a1": "ok", "b1": "ok", "c1": "ok", "x1": MISSING},
@@ -77,7 +93,12 @@ def web(name: str, node: str, **kw: Any) -> Any:
         ),
         pytest.param(
             three_zones(),
-            [web("w1", "a1"), web("w2", "b1"), web("t1", "c1", terminating=True), web("o1", "c1", namespace="other")],
+            [
+                web("w1", "a1"),
+                web("w2", "b1"),
+                web("t1", "c1", terminating=True),
+                web("o1", "c1", namespace="other"),
+            ],
             mk_pod("new", labels=APP, topologySpreadConstraints=[tsc()]),
             {"a1": NOT_MATCH, "b1": NOT_MATCH, "c1": "ok"},
             id="terminating pods and pods of other namespaces are not counted",
@@ -102,14 +123,22 @@ def web(name: str, node: str, **kw: Any) -> Any:
             id="nodeAffinityPolicy Ignore: the empty zone c counts for the minimum",
         ),
         pytest.param(
-            [mk_node("a1", "a"), mk_node("b1", "b"), mk_node("c1", "c", taints=[{"key": "t", "effect": "NoSchedule"}])],
+            [
+                mk_node("a1", "a"),
+                mk_node("b1", "b"),
+                mk_node("c1", "c", taints=[{"key": "t", "effect": "NoSchedule"}]),
+            ],
             [web("w1", "a1"), web("w2", "b1")],
             mk_pod("new", labels=APP, topologySpreadConstraints=[tsc(nodeTaintsPolicy="Honor")]),
             {"a1": "ok", "b1": "ok", "c1": "ok"},
             id="nodeTaintsPolicy Honor drops the tainted zone from the domains",
         ),
         pytest.param(
-            [mk_node("a1", "a"), mk_node("b1", "b"), mk_node("c1", "c", taints=[{"key": "t", "effect": "NoSchedule"}])],
+            [
+                mk_node("a1", "a"),
+                mk_node("b1", "b"),
+                mk_node("c1", "c", taints=[{"key": "t", "effect": "NoSchedule"}]),
+            ],
             [web("w1", "a1"), web("w2", "b1")],
             mk_pod("new", labels=APP, topologySpreadConstraints=[tsc()]),
             {"a1": NOT_MATCH, "b1": NOT_MATCH, "c1": "ok"},
@@ -122,7 +151,11 @@ def web(name: str, node: str, **kw: Any) -> Any:
                 mk_pod("v2a", "a1", {"app": "web", "rev": "2"}),
                 mk_pod("v2b", "b1", {"app": "web", "rev": "2"}),
             ],
-            mk_pod("new", labels={"app": "web", "rev": "1"}, topologySpreadConstraints=[tsc(matchLabelKeys=["rev"])]),
+            mk_pod(
+                "new",
+                labels={"app": "web", "rev": "1"},
+                topologySpreadConstraints=[tsc(matchLabelKeys=["rev"])],
+            ),
             {"a1": NOT_MATCH, "b1": "ok", "c1": "ok"},
             id="matchLabelKeys restricts counting to the pod's own revision",
         ),
@@ -146,7 +179,14 @@ def test_filter_details_name_the_domain_and_counts() -> None:
     pl = plugin(PodTopologySpread, mk_snapshot(three_zones(), [web("w1", "a1"), web("w2", "a1")]))
     _, statuses = filter_all(pl, mk_pod("new", labels=APP, topologySpreadConstraints=[tsc()]))
     d = statuses["a1"].details[0]
-    assert (d["domain"], d["matchingPods"], d["selfMatch"], d["globalMinimum"], d["skew"], d["maxSkew"]) == ("a", 2, 1, 0, 3, 1)
+    assert (d["domain"], d["matchingPods"], d["selfMatch"], d["globalMinimum"], d["skew"], d["maxSkew"]) == (
+        "a",
+        2,
+        1,
+        0,
+        3,
+        1,
+    )
 
 
 @pytest.mark.parametrize(
@@ -160,7 +200,12 @@ def test_filter_details_name_the_domain_and_counts() -> None:
         ),
         pytest.param(
             mk_pod("new", labels=APP),
-            {"defaultingType": "List", "defaultConstraints": [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule"}]},
+            {
+                "defaultingType": "List",
+                "defaultConstraints": [
+                    {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule"}
+                ],
+            },
             id="List defaults but nothing selects the pod",
         ),
     ],
@@ -172,8 +217,15 @@ def test_pre_filter_skips(incoming: Any, args: dict[str, Any]) -> None:
 
 
 def test_list_default_constraints_filter_pods_selected_by_a_service() -> None:
-    service = {"kind": "Service", "metadata": {"name": "web", "namespace": "default"}, "spec": {"selector": APP}}
-    args = {"defaultingType": "List", "defaultConstraints": [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule"}]}
+    service = {
+        "kind": "Service",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"selector": APP},
+    }
+    args = {
+        "defaultingType": "List",
+        "defaultConstraints": [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule"}],
+    }
     snap = mk_snapshot(three_zones(), [web("w1", "a1"), web("w2", "b1")], {"Service": [service]})
     pl = plugin(PodTopologySpread, snap, args)
     _, statuses = filter_all(pl, mk_pod("new", labels=APP))
@@ -245,7 +297,11 @@ def test_soft_constraints_ignore_nodes_missing_the_key() -> None:
 
 
 def test_system_defaults_apply_to_pods_selected_by_a_replicaset() -> None:
-    rs = {"kind": "ReplicaSet", "metadata": {"name": "web-1", "namespace": "default"}, "spec": {"selector": {"matchLabels": APP}}}
+    rs = {
+        "kind": "ReplicaSet",
+        "metadata": {"name": "web-1", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": APP}},
+    }
     owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-1"}
     # n3 has no zone label: under System defaults it is still scored by hostname.
     nodes = [mk_node("n1", "a"), mk_node("n2", "b"), mk_node("n3")]
@@ -271,8 +327,6 @@ def test_service_selector_merges_and_missing_kinds_are_noted() -> None:
     state = CycleState()
     bare = plugin(PodTopologySpread, mk_snapshot([mk_node("n1", "a")], []))
     bare.pre_score(state, mk_pod("new", labels=APP), bare.snapshot.node_infos)
-    from kdiagnose.scheduler.framework import notes_of
-
     assert any("Service" in n for n in notes_of(state))
 
 

@@ -39,17 +39,23 @@ def rbd(mons: list[str], image: str = "img", pool: str | None = None, ro: bool =
     ("mine", "theirs", "conflict"),
     [
         pytest.param(iscsi(), iscsi(), True, id="same iSCSI IQN read-write conflicts"),
-        pytest.param(iscsi(ro=True), iscsi(ro=True), False, id="same iSCSI IQN both read-only does not conflict"),
+        pytest.param(
+            iscsi(ro=True), iscsi(ro=True), False, id="same iSCSI IQN both read-only does not conflict"
+        ),
         pytest.param(iscsi(ro=True), iscsi(), True, id="same iSCSI IQN one read-write conflicts"),
         pytest.param(iscsi("iqn.a"), iscsi("iqn.b"), False, id="different iSCSI IQNs do not conflict"),
         pytest.param(gce(), gce(), True, id="same GCE PD read-write conflicts"),
         pytest.param(gce(ro=True), gce(ro=True), False, id="same GCE PD both read-only does not conflict"),
-        pytest.param(ebs(ro=True), ebs(ro=True), True, id="same EBS volume conflicts even when both read-only"),
+        pytest.param(
+            ebs(ro=True), ebs(ro=True), True, id="same EBS volume conflicts even when both read-only"
+        ),
         pytest.param(ebs("vol-1"), ebs("vol-2"), False, id="different EBS volumes do not conflict"),
         pytest.param(rbd(["m1", "m2"]), rbd(["m2"]), True, id="RBD image on overlapping monitors conflicts"),
         pytest.param(rbd(["m1"]), rbd(["m2"]), False, id="RBD image on disjoint monitors does not conflict"),
         pytest.param(rbd(["m1"], pool="rbd"), rbd(["m1"]), True, id="RBD pool defaults to rbd"),
-        pytest.param(rbd(["m1"], pool="other"), rbd(["m1"]), False, id="RBD images in different pools do not conflict"),
+        pytest.param(
+            rbd(["m1"], pool="other"), rbd(["m1"]), False, id="RBD images in different pools do not conflict"
+        ),
         pytest.param(iscsi(), gce(), False, id="different volume types never conflict"),
     ],
 )
@@ -65,10 +71,15 @@ def test_disk_conflicts(mine: dict[str, Any], theirs: dict[str, Any], conflict: 
 @pytest.mark.parametrize(
     ("volumes", "objects", "code"),
     [
-        pytest.param([{"name": "cfg", "configMap": {"name": "x"}}], [], Code.SKIP, id="no relevant volumes skips"),
+        pytest.param(
+            [{"name": "cfg", "configMap": {"name": "x"}}], [], Code.SKIP, id="no relevant volumes skips"
+        ),
         pytest.param([pvc_vol("c")], [pvc("c")], Code.SKIP, id="a ReadWriteOnce claim nobody uses skips"),
         pytest.param(
-            [pvc_vol("c")], [pvc("c", modes=["ReadWriteOncePod"])], Code.SKIP, id="an unused ReadWriteOncePod claim skips"
+            [pvc_vol("c")],
+            [pvc("c", modes=["ReadWriteOncePod"])],
+            Code.SKIP,
+            id="an unused ReadWriteOncePod claim skips",
         ),
         pytest.param([iscsi()], [], Code.SUCCESS, id="an iSCSI volume runs the filter"),
     ],
@@ -119,6 +130,7 @@ def test_remove_pod_lifts_rwop_conflict_and_add_pod_restores_it() -> None:
     pl = make(VolumeRestrictions, snap)
     incoming = pod("new", volumes=[pvc_vol("shared")])
     state, pre, _ = run(pl, incoming)
+    assert pre.ok
     ni = snap.node_infos[0].clone()
     pruned = state.clone()
     assert pl.remove_pod(pruned, incoming, user, ni).ok

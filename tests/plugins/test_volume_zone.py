@@ -8,7 +8,18 @@ import pytest
 
 from kdiagnose.scheduler.framework import Code, notes_of
 from kdiagnose.scheduler.plugins.volumezone.volume_zone import VolumeZone
-from tests.plugins.volume_factories import make, node, pod, pv, pvc, pvc_vol, run, snapshot, storage_class, verdicts
+from tests.plugins.volume_factories import (
+    make,
+    node,
+    pod,
+    pv,
+    pvc,
+    pvc_vol,
+    run,
+    snapshot,
+    storage_class,
+    verdicts,
+)
 
 CONFLICT = "node(s) had no available volume zone"
 ZONE = "topology.kubernetes.io/zone"
@@ -25,9 +36,16 @@ REGION = "topology.kubernetes.io/region"
         pytest.param({ZONE: "a"}, {}, "ok", id="node without topology labels passes"),
         pytest.param({ZONE: "a"}, {REGION: "r"}, CONFLICT, id="node with only a region lacks the zone key"),
         pytest.param({BETA_ZONE: "a"}, {ZONE: "a"}, "ok", id="beta PV label matches the GA node label"),
-        pytest.param({BETA_ZONE: "a"}, {BETA_ZONE: "b", ZONE: "a"}, CONFLICT, id="the beta node label wins when present"),
+        pytest.param(
+            {BETA_ZONE: "a"},
+            {BETA_ZONE: "b", ZONE: "a"},
+            CONFLICT,
+            id="the beta node label wins when present",
+        ),
         pytest.param({ZONE: "a__"}, {ZONE: "b"}, "skip", id="unparsable label is ignored"),
-        pytest.param({REGION: "r1", ZONE: "a"}, {REGION: "r2", ZONE: "a"}, CONFLICT, id="region mismatch fails"),
+        pytest.param(
+            {REGION: "r1", ZONE: "a"}, {REGION: "r2", ZONE: "a"}, CONFLICT, id="region mismatch fails"
+        ),
     ],
 )
 def test_zone_match(pv_labels: dict[str, str], node_labels: dict[str, str], expect: str) -> None:
@@ -54,13 +72,22 @@ def test_zone_match(pv_labels: dict[str, str], node_labels: dict[str, str], expe
         ),
         pytest.param([], 'persistentvolumeclaim "c" not found', None, id="missing claim"),
         pytest.param(
-            [pvc("c", sc=None)], "PersistentVolumeClaim had no pv name and storageClass name", None, id="no PV, no class"
+            [pvc("c", sc=None)],
+            "PersistentVolumeClaim had no pv name and storageClass name",
+            None,
+            id="no PV, no class",
         ),
         pytest.param(
-            [pvc("c"), storage_class(mode="Immediate")], "PersistentVolume had no name", None, id="unbound immediate claim"
+            [pvc("c"), storage_class(mode="Immediate")],
+            "PersistentVolume had no name",
+            None,
+            id="unbound immediate claim",
         ),
         pytest.param(
-            [pvc("c"), storage_class(mode=None)], "PersistentVolume had no name", None, id="unset mode defaults to Immediate"
+            [pvc("c"), storage_class(mode=None)],
+            "PersistentVolume had no name",
+            None,
+            id="unset mode defaults to Immediate",
         ),
         pytest.param(
             [pvc("c", sc="missing"), storage_class()],

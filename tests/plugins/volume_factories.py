@@ -25,14 +25,18 @@ def eph_vol(name: str = "scratch") -> Obj:
     return {"name": name, "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}
 
 
-def pod(name: str = "p", *, volumes: list[Obj] | None = None, node: str = "", uid: str = "", ns: str = "default") -> Pod:
+def pod(
+    name: str = "p", *, volumes: list[Obj] | None = None, node: str = "", uid: str = "", ns: str = "default"
+) -> Pod:
     spec: Obj = {"containers": [{"name": "c", "image": "i"}], "volumes": volumes or []}
     if node:
         spec["nodeName"] = node
     return Pod({"metadata": {"name": name, "namespace": ns, "uid": uid or f"uid-{name}"}, "spec": spec})
 
 
-def node(name: str = "n1", labels: dict[str, str] | None = None, allocatable: dict[str, str] | None = None) -> Node:
+def node(
+    name: str = "n1", labels: dict[str, str] | None = None, allocatable: dict[str, str] | None = None
+) -> Node:
     alloc = {"cpu": "4", "memory": "8Gi", "pods": "110", **(allocatable or {})}
     return Node({"metadata": {"name": name, "labels": labels or {}}, "status": {"allocatable": alloc}})
 
@@ -88,29 +92,48 @@ def pv(
         "storageClassName": sc,
         "capacity": {"storage": storage},
         "accessModes": modes or ["ReadWriteOnce"],
-        **(source if source is not None else {"csi": {"driver": "csi.example.com", "volumeHandle": f"h-{name}"}}),
+        **(
+            source
+            if source is not None
+            else {"csi": {"driver": "csi.example.com", "volumeHandle": f"h-{name}"}}
+        ),
     }
     if zone_in is not None:
         spec["nodeAffinity"] = {
             "required": {
                 "nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": zone_in}]}
+                    {
+                        "matchExpressions": [
+                            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": zone_in}
+                        ]
+                    }
                 ]
             }
         }
     if claim:
         spec["claimRef"] = {"name": claim, "namespace": "default"}
-    return {"kind": "PersistentVolume", "metadata": {"name": name, "labels": labels or {}}, "spec": spec, "status": {"phase": phase}}
+    return {
+        "kind": "PersistentVolume",
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": spec,
+        "status": {"phase": phase},
+    }
 
 
 def storage_class(
-    name: str = "sc", *, mode: str | None = "WaitForFirstConsumer", provisioner: str = "csi.example.com", zones: list[str] | None = None
+    name: str = "sc",
+    *,
+    mode: str | None = "WaitForFirstConsumer",
+    provisioner: str = "csi.example.com",
+    zones: list[str] | None = None,
 ) -> Obj:
     sc: Obj = {"kind": "StorageClass", "metadata": {"name": name}, "provisioner": provisioner}
     if mode is not None:
         sc["volumeBindingMode"] = mode
     if zones is not None:
-        sc["allowedTopologies"] = [{"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone", "values": zones}]}]
+        sc["allowedTopologies"] = [
+            {"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone", "values": zones}]}
+        ]
     return sc
 
 
@@ -122,7 +145,12 @@ def csinode(name: str, limits: dict[str, int], migrated: str = "") -> Obj:
     return {"kind": "CSINode", "metadata": meta, "spec": {"drivers": drivers}}
 
 
-def snapshot(nodes: list[Node], pods: list[Pod] | None = None, objects: list[Obj] | None = None, dialect: Dialect = V134) -> Snapshot:
+def snapshot(
+    nodes: list[Node],
+    pods: list[Pod] | None = None,
+    objects: list[Obj] | None = None,
+    dialect: Dialect = V134,
+) -> Snapshot:
     by_kind: dict[str, list[Obj]] = {}
     for o in objects or []:
         by_kind.setdefault(str(o["kind"]), []).append(o)

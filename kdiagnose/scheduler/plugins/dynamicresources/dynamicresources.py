@@ -337,9 +337,12 @@ class DynamicResources(Plugin):
         score = 0
         for i, c in enumerate(s.claims):
             if i >= len(allocations):
-                return 0, Status.error(
-                    f"number of allocations {len(allocations)} is smaller than number of claims"
+                msg = f"number of allocations {len(allocations)} is smaller than number of claims"
+                add_note(
+                    state,
+                    f"DynamicResources Score fails upstream for a mix of allocated and new claims: {msg}",
                 )
+                return 0, Status.error(msg)
             allocated_subs = {ref for ref in allocations[i] if len(ref.split("/")) == 2}
             for req in map(_d, _l(_d(_d(c.raw.get("spec")).get("devices")).get("requests"))):
                 if isinstance(req.get("exactly"), dict):

@@ -38,6 +38,7 @@ ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
 _UNBOUND_HANDLE_PREFIX = "kdiagnose-unbound"
 _ATTACH_LIMIT_PREFIX = "attachable-volumes-csi-"
 _VA_KEY = "nodevolumelimits:volume-attachments"
+_ATTACHED_KEY = "nodevolumelimits:attached"
 
 
 class _LookupError(Exception):
@@ -86,12 +87,9 @@ class CSILimits(Plugin):
         limits = self._limits(node_info, csinode)
         if not limits:
             return SUCCESS
-        attached: dict[str, str] = {}
-        try:
-            for existing in node_info.pods:
-                self._attachable(existing, csinode, False, attached)
-        except (_LookupError, trans.TranslationError) as e:
-            return Status.error(str(e))
+        attached = self._attached(node_info, csinode)
+        if isinstance(attached, str):
+            return Status.error(attached)
         attached_count: dict[str, int] = {}
         for unique, key in attached.items():
             new_volumes.pop(unique, None)
@@ -115,6 +113,24 @@ class CSILimits(Plugin):
         return SUCCESS
 
     # ------------------------------------------------------------------ helpers
+
+    def _attached(self, node_info: NodeInfo, csinode: Obj | None) -> dict[str, str] | str:
+        """The volumes the node's pods use (or the error), shared across pods for the snapshot's own
+        NodeInfos; clones (preemption, nominated pods) are recomputed."""
+        shared = self.snapshot.node_info_by_name.get(node_info.name) is node_info
+        cache: dict[str, dict[str, str] | str] = self.snapshot.cache.setdefault(_ATTACHED_KEY, {})
+        if shared and node_info.name in cache:
+            return cache[node_info.name]
+        volumes: dict[str, str] = {}
+        attached: dict[str, str] | str = volumes
+        try:
+            for existing in node_info.pods:
+                self._attachable(existing, csinode, False, volumes)
+        except (_LookupError, trans.TranslationError) as e:
+            attached = str(e)
+        if shared:
+            cache[node_info.name] = attached
+        return attached
 
     def _key(self, driver: str) -> str:
         # v1.32 and older key volumes by the Node allocatable resource name of the driver.
