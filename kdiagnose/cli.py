@@ -54,7 +54,8 @@ def guarded(fn: F) -> F:
                 import traceback
 
                 traceback.print_exc()
-            print(f"kdiagnose: error: {e}", file=sys.stderr)
+            message = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
+            print(f"kdiagnose: error: {message}", file=sys.stderr)
             if e.hint:
                 print(f"kdiagnose: hint: {e.hint}", file=sys.stderr)
             raise typer.Exit(int(e.exit_code)) from None

@@ -214,6 +214,7 @@ class FakeAPIServer:
         self.requests: list[tuple[str, str]] = []  # (method, path with query) of every request
         self._lock = threading.Lock()
         self._rv = 1000
+        self._list_cache: dict[tuple[Any, ...], list[Obj]] = {}
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         for obj in objects:
@@ -256,7 +257,9 @@ class FakeAPIServer:
         handler = _make_handler(self)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -449,12 +452,19 @@ class FakeAPIServer:
         return self._list(res, items, query)
 
     def _list(self, res: Resource, items: list[Obj], query: dict[str, str]) -> tuple[int, Obj]:
-        if query.get("labelSelector"):
-            sel = query["labelSelector"]
-            items = [o for o in items if label_selector_matches(sel, o["metadata"].get("labels") or {})]
-        if query.get("fieldSelector"):
-            sel = query["fieldSelector"]
-            items = [o for o in items if field_selector_matches(sel, o)]
+        # Filtered results are cached per query so paging through 150,000 pods stays linear.
+        cache_key = (res.group_version, res.plural, id(items), len(items), query.get("labelSelector"), query.get("fieldSelector"))
+        cached = self._list_cache.get(cache_key)
+        if cached is None:
+            cached = items
+            if query.get("labelSelector"):
+                sel = query["labelSelector"]
+                cached = [o for o in cached if label_selector_matches(sel, o["metadata"].get("labels") or {})]
+            if query.get("fieldSelector"):
+                sel = query["fieldSelector"]
+                cached = [o for o in cached if field_selector_matches(sel, o)]
+            self._list_cache[cache_key] = cached
+        items = cached
         offset = 0
         rv = str(self._rv)
         token = query.get("continue") or ""

@@ -16,13 +16,23 @@ MI = 1024 * 1024
 
 def container(name: str, cpu: str | None = None, memory: str | None = None, **extra: Any) -> dict[str, Any]:
     requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
-    c: dict[str, Any] = {"name": name, "image": "busybox", "resources": {"requests": requests} if requests else {}}
+    c: dict[str, Any] = {
+        "name": name,
+        "image": "busybox",
+        "resources": {"requests": requests} if requests else {},
+    }
     c.update(extra)
     return c
 
 
 def pod(spec: dict[str, Any], status: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}, "spec": spec, "status": status or {}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": spec,
+        "status": status or {},
+    }
 
 
 @pytest.mark.parametrize(
@@ -49,7 +59,10 @@ def pod(spec: dict[str, Any], status: dict[str, Any] | None = None) -> dict[str,
         pytest.param(
             {
                 "containers": [container("a", "300m")],
-                "initContainers": [container("init", "1"), container("sidecar", "200m", restartPolicy="Always")],
+                "initContainers": [
+                    container("init", "1"),
+                    container("sidecar", "200m", restartPolicy="Always"),
+                ],
             },
             "v1.34.1",
             {"cpu": 1000},
@@ -58,7 +71,10 @@ def pod(spec: dict[str, Any], status: dict[str, Any] | None = None) -> dict[str,
         pytest.param(
             {
                 "containers": [container("a", "300m")],
-                "initContainers": [container("sidecar", "200m", restartPolicy="Always"), container("init", "1")],
+                "initContainers": [
+                    container("sidecar", "200m", restartPolicy="Always"),
+                    container("init", "1"),
+                ],
             },
             "v1.34.1",
             {"cpu": 1200},
@@ -119,7 +135,9 @@ def test_containers_without_requests_count_defaults_only_for_scoring() -> None:
 
 RESIZED_STATUS = {
     "phase": "Running",
-    "containerStatuses": [{"name": "a", "allocatedResources": {"cpu": "500m"}, "resources": {"requests": {"cpu": "500m"}}}],
+    "containerStatuses": [
+        {"name": "a", "allocatedResources": {"cpu": "500m"}, "resources": {"requests": {"cpu": "500m"}}}
+    ],
 }
 
 

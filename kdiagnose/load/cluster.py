@@ -9,6 +9,7 @@ know). Only GET is ever sent.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -275,6 +276,9 @@ class ApiReader:
         import urllib3
         from kubernetes.client import ApiClient
 
+        # urllib3 logs every retry as a WARNING, which Python's last-resort handler prints to stderr:
+        # errors are reported once, as one line, by the caller.
+        logging.getLogger("urllib3").setLevel(logging.ERROR)
         cfg = target.configuration
         # Connection failures retry twice; a read timeout does not retry (it would multiply --request-timeout).
         cfg.retries = urllib3.Retry(total=2, connect=2, read=0, status=0, other=0, redirect=3)
@@ -316,6 +320,10 @@ class ApiReader:
 
         reason = getattr(e, "reason", None) or e
         where = f"the API server {self.target.server} (context {self.target.context})"
+        # NewConnectionError subclasses ConnectTimeoutError: test it first.
+        if isinstance(reason, urllib3.exceptions.NewConnectionError | ConnectionRefusedError):
+            cause = str(reason).rsplit("] ", 1)[-1].rstrip("')\"") if "]" in str(reason) else str(reason)
+            return f"cannot reach {where}: {cause.lower()}"
         if isinstance(reason, urllib3.exceptions.TimeoutError | TimeoutError):
             return f"{where} did not answer GET {path} within {self.timeout:g}s (--request-timeout)"
         text = str(reason)
@@ -518,7 +526,9 @@ class _Fetcher:
             return None
         return {"Pod": trim_pod, "Node": trim_node}.get(kind)
 
-    def start_list(self, kind: str, namespaces: Iterable[str | None] = (None,), *, field_selector: str = "") -> None:
+    def start_list(
+        self, kind: str, namespaces: Iterable[str | None] = (None,), *, field_selector: str = ""
+    ) -> None:
         if kind in self.lists:
             return
         spec = KINDS[kind]

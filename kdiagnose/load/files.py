@@ -380,7 +380,8 @@ def _load_tar_stream(stream: BinaryIO, source: str, result: LoadResult) -> None:
                 data = f.read() if f is not None else b""
                 entries.append((m.name.removeprefix("./"), _const(data)))
     except (tarfile.TarError, OSError, EOFError) as e:
-        raise InputError(f"{source}: cannot read archive: {e}") from None
+        first = (str(e).splitlines() or [""])[0].rstrip(": ")
+        raise InputError(f"{source}: cannot read archive: {first or type(e).__name__}") from None
     _load_tree(source, entries, result, lambda rel: f"{source}:{rel}")
 
 

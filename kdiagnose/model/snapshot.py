@@ -188,6 +188,23 @@ class Snapshot:
         self.pending.append(pod)
         self.cache.clear()
 
+    def add_object(self, kind: str, obj: Obj) -> None:
+        """Add a raw object of another kind (the CI gate's StatefulSet claims, synthetic ReplicaSets).
+        Marks the kind present and clears derived caches (indexes are rebuilt on the next read)."""
+        self.objects.setdefault(kind, []).append(obj)
+        self.present.add(kind)
+        self.cache.clear()
+
+    def fork(self) -> Snapshot:
+        """An independent copy: bind/remove_pods/add_object on it never touch this snapshot (derive()
+        shares untouched NodeInfos, so it is for read-only what-ifs). Pods and nodes are shared, not copied."""
+        new = self.derive()
+        new.node_infos = [ni.clone() for ni in new.node_infos]
+        new.node_info_by_name = {ni.name: ni for ni in new.node_infos}
+        new.objects = {k: list(v) for k, v in self.objects.items()}
+        new.skipped = Counter(self.skipped)
+        return new
+
     def remove_pods(self, pods: Iterable[Pod]) -> None:
         gone = {id(p) for p in pods}
         for p in [p for p in self.pods if id(p) in gone]:

@@ -401,7 +401,7 @@ def render(report: Report, out: TextIO | None = None, opts: RenderOptions | None
     summary = f"kdiagnose {report.k8s_version}: {report.num_nodes} node(s), {report.num_pods} pod(s)"
     if report.source:
         summary += f" from {report.source}"
-    console.print(summary, style="dim", soft_wrap=True)
+    console.print(summary, style="dim")
     if not report.pods:
         console.print("No pending pods to diagnose.")
     for i, pr in enumerate(sorted(report.pods, key=lambda p: p.diagnosis.pod.key)):

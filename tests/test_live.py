@@ -1,0 +1,767 @@
+"""Live mode end to end: the real `kubernetes` client against tests/fake_apiserver.py over HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import copy
+import json
+import socket
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from kdiagnose.cli import app, dispatch_args
+from kdiagnose.commands.live import parse_timeout
+from kdiagnose.errors import ClusterError
+from kdiagnose.load.cluster import choose_dialect, kubeconfig_paths, resolve_target
+from kdiagnose.load.files import load_paths
+from kdiagnose.load.snapshot import build_snapshot
+from kdiagnose.model.objects import Pod
+from kdiagnose.pipeline import diagnose_snapshot
+from kdiagnose.report.json import report_document
+from kdiagnose.report.recorded import build_recorded, reason_counts, triage_pod
+from kdiagnose.scheduler.diagnosis import Diagnosis
+from kdiagnose.versions import dialect_for
+from tests.fake_apiserver import FakeAPIServer, field_selector_matches, label_selector_matches
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = ROOT / "fixtures" / "golden" / "seed-hello-web.yaml"
+SEED_GOLDEN = json.loads((ROOT / "fixtures" / "golden" / "seed-hello-web.json").read_text())["pods"][0]
+PV_CASE = ROOT / "fixtures" / "golden" / "volumes-pv-node-affinity-conflict.yaml"
+SEED_MESSAGE = SEED_GOLDEN["message"]
+
+Obj = dict[str, Any]
+
+
+def _objects(path: Path) -> list[Obj]:
+    return [copy.deepcopy(r.obj) for r in load_paths([str(path)]).objects]
+
+
+def _event(
+    message: str,
+    *,
+    count: int = 3,
+    age: float = 30.0,
+    name: str = "hello-web-new",
+    source: str = "default-scheduler",
+) -> Obj:
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - age))
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": f"{name}.17a", "namespace": "default"},
+        "involvedObject": {"kind": "Pod", "namespace": "default", "name": name},
+        "reason": "FailedScheduling",
+        "type": "Warning",
+        "count": count,
+        "firstTimestamp": when,
+        "lastTimestamp": when,
+        "source": {"component": source},
+        "message": message,
+    }
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # No real kubeconfig or in-cluster account may leak into a test.
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_PORT", raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+
+
+@pytest.fixture
+def seed_server() -> Iterator[FakeAPIServer]:
+    with FakeAPIServer(_objects(SEED)) as srv:
+        yield srv
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(app, dispatch_args(list(args)))
+
+
+def live_json(srv: FakeAPIServer, tmp_path: Path, *args: str) -> tuple[int, Obj]:
+    kc = srv.kubeconfig(tmp_path / "kubeconfig")
+    res = run(*args, "--kubeconfig", str(kc), "-o", "json")
+    assert res.exit_code in (0, 1), res.stderr + res.stdout
+    return res.exit_code, json.loads(res.stdout)
+
+
+def offline_doc(path: Path, pod: str) -> Obj:
+    loaded = load_paths([str(path)])
+    snap = build_snapshot(loaded.objects, dialect_for("v1.34.1"), list_kinds=loaded.list_kinds)
+    doc: Obj = report_document(diagnose_snapshot(snap, pods=[pod]))
+    return doc
+
+
+def verdicts(doc: Obj, pod: str) -> dict[str, tuple[str, Any, list[str]]]:
+    (p,) = [x for x in doc["pods"] if x["pod"] == pod]
+    return {n: (v["verdict"], v["plugin"], v["reasons"]) for n, v in p["nodes"].items()}
+
+
+def pod_doc(doc: Obj, pod: str) -> Obj:
+    (p,) = [x for x in doc["pods"] if x["pod"] == pod]
+    return p
+
+
+# ---------------------------------------------------------------------------------------------- parity
+
+
+def test_live_diagnosis_equals_offline_and_the_real_scheduler(
+    seed_server: FakeAPIServer, tmp_path: Path
+) -> None:
+    code, doc = live_json(seed_server, tmp_path, "pod", "hello-web-new", "-n", "default")
+    offline = offline_doc(SEED, "default/hello-web-new")
+    assert code == 1
+    live_pod = pod_doc(doc, "default/hello-web-new")
+    assert live_pod["message"] == SEED_MESSAGE  # the real kube-scheduler v1.34.1's text
+    assert live_pod["message"] == pod_doc(offline, "default/hello-web-new")["message"]
+    assert verdicts(doc, "default/hello-web-new") == verdicts(offline, "default/hello-web-new")
+    assert verdicts(doc, "default/hello-web-new")["node-b"] == (
+        "UnschedulableAndUnresolvable",
+        "TaintToleration",
+        ["node(s) had untolerated taint {dedicated: batch}"],
+    )
+    assert doc["kubernetesVersion"] == "v1.34.1"
+    assert doc["summary"]["nodes"] == 5
+    assert "context fake" in doc["source"]
+
+
+def test_recorded_event_agrees_and_shows_in_the_human_report(tmp_path: Path) -> None:
+    objs = [*_objects(SEED), _event(SEED_MESSAGE, count=4, age=90)]
+    with FakeAPIServer(objs) as srv:
+        _, doc = live_json(srv, tmp_path, "pod", "hello-web-new", "-n", "default")
+        rec = pod_doc(doc, "default/hello-web-new")["recorded"]
+        assert rec["message"] == SEED_MESSAGE
+        assert rec["count"] == 4
+        assert 60 < rec["ageSeconds"] < 600
+        assert rec["agrees"] is True
+        res = run("pod", "hello-web-new", "--kubeconfig", str(tmp_path / "kubeconfig"))
+    assert res.exit_code == 1
+    assert "Recorded event (x4)" in res.stdout
+    assert "the replay reproduces the recorded message" in res.stdout
+    assert SEED_MESSAGE.split(". ")[0] in res.stdout
+
+
+def test_stale_event_with_other_node_count_is_explained(tmp_path: Path) -> None:
+    old = SEED_MESSAGE.replace("0/5 nodes", "0/4 nodes", 1).replace(
+        "2 Insufficient cpu", "1 Insufficient cpu"
+    )
+    with FakeAPIServer([*_objects(SEED), _event(old, age=3600)]) as srv:
+        _, doc = live_json(srv, tmp_path, "pod", "hello-web-new", "-n", "default")
+    rec = pod_doc(doc, "default/hello-web-new")["recorded"]
+    assert rec["agrees"] is False
+    assert "the scheduler saw 4 node(s), the cluster has 5 now" in rec["explanation"]
+
+
+def test_events_fall_back_to_core_v1(tmp_path: Path) -> None:
+    with FakeAPIServer([*_objects(SEED), _event(SEED_MESSAGE)], serve_events_v1=False) as srv:
+        _, doc = live_json(srv, tmp_path, "pod", "hello-web-new", "-n", "default")
+        paths = srv.paths()
+    assert pod_doc(doc, "default/hello-web-new")["recorded"]["agrees"] is True
+    assert any(
+        p.startswith("/api/v1/namespaces/default/events?") and "involvedObject.name" in p for p in paths
+    )
+
+
+# ---------------------------------------------------------------------------------------------- kubeconfig
+
+
+def _kc(path: Path, *, current: str | None, contexts: list[tuple[str, str, str]]) -> Path:
+    """contexts: (name, server, namespace)."""
+    cfg: Obj = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": n, "cluster": {"server": s}} for n, s, _ in contexts],
+        "users": [{"name": n, "user": {"token": "test-token"}} for n, _, _ in contexts],
+        "contexts": [
+            {"name": n, "context": {"cluster": n, "user": n, "namespace": ns}} for n, _, ns in contexts
+        ],
+    }
+    if current is not None:
+        cfg["current-context"] = current
+    path.write_text(json.dumps(cfg))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("files", "context", "want_context", "want_server", "want_ns"),
+    [
+        pytest.param(
+            [(None, [("a", "http://a:1", "ns-a")]), ("b", [("b", "http://b:1", "ns-b")]), ("a", [])],
+            None,
+            "b",
+            "http://b:1",
+            "ns-b",
+            id="the first file that sets current-context wins, not the last",
+        ),
+        pytest.param(
+            [("x", [("x", "http://first:1", "one")]), (None, [("x", "http://second:1", "two")])],
+            None,
+            "x",
+            "http://first:1",
+            "one",
+            id="the first file that defines a context name wins",
+        ),
+        pytest.param(
+            [("a", [("a", "http://a:1", "ns-a")]), (None, [("b", "http://b:1", "ns-b")])],
+            "b",
+            "b",
+            "http://b:1",
+            "ns-b",
+            id="--context picks a context of a later file and its namespace",
+        ),
+    ],
+)
+def test_kubeconfig_merge_like_kubectl(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    files: list[tuple[str | None, list[tuple[str, str, str]]]],
+    context: str | None,
+    want_context: str,
+    want_server: str,
+    want_ns: str,
+) -> None:
+    paths = [str(_kc(tmp_path / f"kc{i}", current=cur, contexts=ctxs)) for i, (cur, ctxs) in enumerate(files)]
+    paths.insert(1, str(tmp_path / "does-not-exist"))  # kubectl skips missing files
+    monkeypatch.setenv("KUBECONFIG", ":".join(paths))
+    t = resolve_target(None, context)
+    assert (t.context, t.configuration.host, t.namespace) == (want_context, want_server, want_ns)
+
+
+def test_kubeconfig_flag_overrides_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env_file = _kc(tmp_path / "env", current="e", contexts=[("e", "http://env:1", "x")])
+    flag_file = _kc(tmp_path / "flag", current="f", contexts=[("f", "http://flag:1", "y")])
+    monkeypatch.setenv("KUBECONFIG", str(env_file))
+    assert kubeconfig_paths(str(flag_file)) == [str(flag_file)]
+    assert resolve_target(str(flag_file)).context == "f"
+
+
+def test_no_kubeconfig_anywhere_is_one_clear_error() -> None:
+    res = run("pod", "x")
+    assert res.exit_code == 3
+    assert res.stderr.count("\n") == 1
+    assert "no kubeconfig" in res.stderr
+
+
+def test_multi_file_kubeconfig_end_to_end(
+    seed_server: FakeAPIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # File 1 has the users and a stale current-context-less context; file 2 sets current-context.
+    first = seed_server.kubeconfig(
+        tmp_path / "one", context="fake", namespace="kube-system", current_context=None
+    )
+    second = _kc(tmp_path / "two", current="fake", contexts=[("fake", "http://127.0.0.1:9", "default")])
+    monkeypatch.setenv("KUBECONFIG", f"{first}:{second}")
+    # The context named in file 2 is defined first in file 1 (namespace kube-system, the live server).
+    res = run("pod", "hello-web-new", "-n", "default", "-o", "json")
+    assert res.exit_code == 1, res.stderr
+    assert pod_doc(json.loads(res.stdout), "default/hello-web-new")["message"] == SEED_MESSAGE
+    # Without -n the context's namespace (kube-system) is used: the pod is not there.
+    res = run("pod", "hello-web-new")
+    assert res.exit_code == 3
+    assert 'pod "kube-system/hello-web-new" not found' in res.stderr
+
+
+# ---------------------------------------------------------------------------------------------- errors
+
+
+def test_denied_optional_resource_warns_and_still_diagnoses(tmp_path: Path) -> None:
+    with FakeAPIServer(_objects(PV_CASE)) as srv:
+        srv.forbidden.add("persistentvolumes")
+        code, doc = live_json(srv, tmp_path, "pod", "mysql-0", "-n", "default")
+    assert code in (0, 1)
+    warnings = doc["warnings"]
+    (line,) = [w for w in warnings if w.startswith("cannot list persistentvolumes")]
+    assert line.startswith("cannot list persistentvolumes: forbidden")
+    assert "VolumeBinding" in line and "not verified" in line
+    assert doc["missingKinds"] == ["PersistentVolume"]
+    assert pod_doc(doc, "default/mysql-0")["nodes"]  # every node still has a verdict
+
+
+def test_denied_resource_is_not_requested_when_the_pod_does_not_need_it(
+    seed_server: FakeAPIServer, tmp_path: Path
+) -> None:
+    seed_server.forbidden.add("persistentvolumes")
+    _, doc = live_json(seed_server, tmp_path, "pod", "hello-web-new", "-n", "default")
+    assert not any("persistentvolumes" in p for p in seed_server.paths())
+    assert doc["warnings"] == []
+    assert doc["missingKinds"] == []
+
+
+@pytest.mark.parametrize(
+    ("forbid", "args", "want"),
+    [
+        pytest.param(
+            set(),
+            ["pod", "nope", "-n", "default"],
+            'pod "default/nope" not found',
+            id="a missing pod exits 3 naming ns/name",
+        ),
+        pytest.param(
+            {"nodes"},
+            ["pod", "hello-web-new", "-n", "default"],
+            "cannot list nodes: forbidden",
+            id="unreadable nodes exit 3",
+        ),
+        pytest.param(
+            {"pods"},
+            ["pod", "hello-web-new", "-n", "default"],
+            'cannot get pod "default/hello-web-new": forbidden',
+            id="an unreadable pod exits 3",
+        ),
+        pytest.param({"pods"}, ["pods", "-A"], "cannot list pods: forbidden", id="unlistable pods exit 3"),
+    ],
+)
+def test_fatal_errors_are_one_line_exit_3(
+    seed_server: FakeAPIServer, tmp_path: Path, forbid: set[str], args: list[str], want: str
+) -> None:
+    seed_server.forbidden |= forbid
+    kc = seed_server.kubeconfig(tmp_path / "kc")
+    res = run(*args, "--kubeconfig", str(kc))
+    assert res.exit_code == 3
+    assert want in res.stderr
+    assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
+    assert res.stdout == ""
+
+
+def test_rejected_token_is_one_line(seed_server: FakeAPIServer, tmp_path: Path) -> None:
+    kc = seed_server.kubeconfig(tmp_path / "kc", token="wrong")
+    res = run("pod", "hello-web-new", "--kubeconfig", str(kc))
+    assert res.exit_code == 3
+    assert "rejected the credentials" in res.stderr and res.stderr.count("\n") == 1
+
+
+def test_timeout_is_one_line_exit_3(seed_server: FakeAPIServer, tmp_path: Path) -> None:
+    seed_server.delays["/api/v1/nodes"] = 2.0
+    kc = seed_server.kubeconfig(tmp_path / "kc")
+    start = time.monotonic()
+    res = run("pod", "hello-web-new", "-n", "default", "--kubeconfig", str(kc), "--request-timeout", "300ms")
+    assert time.monotonic() - start < 1.8  # one attempt, not retried
+    assert res.exit_code == 3
+    assert "did not answer GET /api/v1/nodes within 0.3s" in res.stderr
+    assert res.stderr.count("\n") == 1
+
+
+def test_connection_refused_is_one_line_exit_3(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    kc = _kc(tmp_path / "kc", current="dead", contexts=[("dead", f"http://127.0.0.1:{port}", "default")])
+    res = run("pod", "x", "--kubeconfig", str(kc))
+    assert res.exit_code == 3
+    assert "connection refused" in res.stderr and res.stderr.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------------------------- paging, GET only
+
+
+def _many_pods(n: int) -> list[Obj]:
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"filler-{i:05d}", "namespace": "load", "labels": {"app": "filler"}},
+            "spec": {"nodeName": "retired-node", "containers": [{"name": "c", "image": "pause"}]},
+            "status": {"phase": "Running"},
+        }
+        for i in range(n)
+    ]
+
+
+def _pod_list_requests(srv: FakeAPIServer) -> list[str]:
+    return [p for p in srv.paths() if p.startswith("/api/v1/pods?")]
+
+
+def test_pagination_over_many_pages(tmp_path: Path) -> None:
+    terminal = {
+        **_many_pods(1)[0],
+        "metadata": {"name": "done", "namespace": "load"},
+        "status": {"phase": "Succeeded"},
+    }
+    with FakeAPIServer([*_objects(SEED), *_many_pods(1200), terminal]) as srv:
+        _, doc = live_json(srv, tmp_path, "pod", "hello-web-new", "-n", "default")
+        lists = _pod_list_requests(srv)
+    assert doc["summary"]["podsInInput"] == 9 + 1200  # the Succeeded pod is filtered by the server
+    assert len(lists) == 3  # 500 + 500 + 209
+    assert all("limit=500" in p for p in lists)
+    assert sum("continue=" in p for p in lists) == 2
+    assert all("status.phase%21%3DSucceeded" in p for p in lists)
+    assert pod_doc(doc, "default/hello-web-new")["message"] == SEED_MESSAGE
+
+
+def test_expired_continue_restarts_the_list_once(tmp_path: Path) -> None:
+    with FakeAPIServer([*_objects(SEED), *_many_pods(1200)]) as srv:
+        srv.expire_once.add("pods")
+        _, doc = live_json(srv, tmp_path, "pod", "hello-web-new", "-n", "default")
+        lists = _pod_list_requests(srv)
+    assert doc["summary"]["podsInInput"] == 9 + 1200
+    # page 1, 410 on page 2, then page 1..3 again
+    assert len(lists) == 5
+    assert sum("continue=" not in p for p in lists) == 2
+
+
+def test_only_get_requests_are_sent(seed_server: FakeAPIServer, tmp_path: Path) -> None:
+    # The log sees writes (control: a POST is recorded and refused)...
+    req = urllib.request.Request(
+        f"{seed_server.url}/api/v1/namespaces/default/pods", data=b"{}", method="POST"
+    )
+    with pytest.raises(urllib.error.HTTPError):
+        urllib.request.urlopen(req, timeout=5)
+    assert ("POST", "/api/v1/namespaces/default/pods") in seed_server.requests
+    seed_server.requests.clear()
+    # ...and kdiagnose never sends one, whatever it does.
+    kc = seed_server.kubeconfig(tmp_path / "kc")
+    for args in (
+        ["pod", "hello-web-new", "-n", "default", "--save-snapshot", str(tmp_path / "s.yaml")],
+        ["pods", "-A"],
+        ["pods", "-n", "default", "-l", "app=hello-web", "-o", "yaml"],
+        ["pod", "nope"],
+    ):
+        run(*args, "--kubeconfig", str(kc))
+    assert seed_server.requests
+    assert seed_server.methods() == {"GET"}
+
+
+# ---------------------------------------------------------------------------------------------- pods, triage
+
+
+def test_pods_command_lists_pending_pods_in_scope(tmp_path: Path) -> None:
+    extra = _objects(SEED)
+    other = copy.deepcopy(next(o for o in extra if (o.get("metadata") or {}).get("name") == "hello-web-new"))
+    other["metadata"] = {"name": "elsewhere", "namespace": "team", "labels": {"app": "other"}}
+    with FakeAPIServer([*extra, other]) as srv:
+        code, doc = live_json(srv, tmp_path, "pods", "-A")
+        assert code == 1
+        assert [p["pod"] for p in doc["pods"]] == ["default/hello-web-new", "team/elsewhere"]
+        _, doc = live_json(srv, tmp_path, "pods", "-A", "-l", "app=other")
+        assert [p["pod"] for p in doc["pods"]] == ["team/elsewhere"]
+        _, doc = live_json(srv, tmp_path, "pods")  # the context's namespace: default
+        assert [p["pod"] for p in doc["pods"]] == ["default/hello-web-new"]
+
+
+def test_bound_pod_is_not_a_scheduling_problem(tmp_path: Path) -> None:
+    objs = _objects(SEED)
+    for o in objs:
+        if o["metadata"]["name"] == "web-api-1":
+            o["status"] = {
+                "phase": "Pending",
+                "containerStatuses": [
+                    {
+                        "name": "app",
+                        "state": {
+                            "waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling image"}
+                        },
+                    }
+                ],
+            }
+    with FakeAPIServer(objs) as srv:
+        code, doc = live_json(srv, tmp_path, "pod", "web-api-1", "-n", "default")
+        assert not any("/nodes" in p for p in srv.paths())  # nothing to replay: no lists at all
+    p = pod_doc(doc, "default/web-api-1")
+    assert code == 0
+    assert (
+        p["triage"] == "bound to node node-a (phase Pending; app: ImagePullBackOff (Back-off pulling image))"
+    )
+
+
+NOW = 1_700_000_000.0
+
+
+def _ts(offset: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(NOW + offset))
+
+
+@pytest.mark.parametrize(
+    ("pod", "events", "text", "replay"),
+    [
+        pytest.param(
+            {
+                "spec": {"nodeName": "n1"},
+                "status": {
+                    "phase": "Pending",
+                    "containerStatuses": [
+                        {"name": "c", "state": {"waiting": {"reason": "ContainerCreating"}}}
+                    ],
+                },
+            },
+            [],
+            "bound to node n1 (phase Pending; c: ContainerCreating)",
+            False,
+            id="bound and creating containers is not a scheduling problem",
+        ),
+        pytest.param(
+            {"spec": {"schedulingGates": [{"name": "example.com/quota"}, {"name": "b"}]}},
+            [],
+            "scheduling gated by example.com/quota, b: the scheduler does not try until whoever added the gate(s) removes them",
+            True,
+            id="gated pods list their gates",
+        ),
+        pytest.param(
+            {"metadata": {"creationTimestamp": _ts(-600)}, "spec": {"schedulerName": "volcano"}},
+            [],
+            'no scheduler has picked it up: no PodScheduled condition after 10m; is a scheduler named "volcano" running?',
+            True,
+            id="no PodScheduled condition for long names the schedulerName",
+        ),
+        pytest.param(
+            {"metadata": {"creationTimestamp": _ts(-5)}},
+            [],
+            "created 5s ago: no scheduler has tried it yet",
+            True,
+            id="a brand new pod has not been tried yet",
+        ),
+        pytest.param(
+            {
+                "status": {
+                    "conditions": [
+                        {
+                            "type": "PodScheduled",
+                            "status": "False",
+                            "reason": "Unschedulable",
+                            "lastTransitionTime": _ts(-125),
+                        }
+                    ]
+                }
+            },
+            [],
+            "unschedulable for 2m5s according to default-scheduler",
+            True,
+            id="Unschedulable is replayed",
+        ),
+        pytest.param(
+            {"status": {"phase": "Failed"}},
+            [],
+            "the pod has finished (phase Failed), nothing to schedule",
+            False,
+            id="finished pods are not replayed",
+        ),
+    ],
+)
+def test_triage(pod: Obj, events: list[Obj], text: str, replay: bool) -> None:
+    t = triage_pod({"metadata": {"name": "p"}, **pod}, NOW, events)
+    assert (t.text, t.replay) == (text, replay)
+
+
+# ---------------------------------------------------------------------------------------------- recorded
+
+
+def _diag(message: str | None, *, chosen: str | None = None, profile: str = "default-scheduler") -> Diagnosis:
+    d = Diagnosis(pod=Pod({"metadata": {"name": "p", "namespace": "default"}}), profile=profile)
+    d.message = d.full_message = message
+    d.chosen = chosen
+    return d
+
+
+M5 = "0/5 nodes are available: 2 Insufficient cpu, 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling."
+
+
+def _ev(message: str, age: float, source: str = "default-scheduler") -> Obj:
+    return {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "reason": "FailedScheduling",
+        "note": message,
+        "series": {"count": 7, "lastObservedTime": _ts(-age)},
+        "reportingController": source,
+        "regarding": {"kind": "Pod", "name": "p", "namespace": "default"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("events", "diagnosis", "agrees", "explains"),
+    [
+        pytest.param(
+            [_ev(M5, 30)],
+            _diag(M5),
+            True,
+            "the replay reproduces the recorded message (last seen 30s ago)",
+            id="same message agrees",
+        ),
+        pytest.param(
+            [
+                _ev(
+                    M5.replace("2 Insufficient cpu", "2 Insufficient cpu, 1 TooManyWidgets").replace(
+                        "0/5", "0/6", 1
+                    ),
+                    30,
+                )
+            ],
+            _diag(M5),
+            False,
+            "reasons the replay does not produce ('TooManyWidgets')",
+            id="an unknown reason points at an extender or out-of-tree plugin",
+        ),
+        pytest.param(
+            [_ev(M5, 30, source="batch-scheduler")],
+            _diag(M5.replace("2 Insufficient", "1 Insufficient").replace("3 node(s)", "4 node(s)")),
+            False,
+            'recorded by "batch-scheduler", the replay used the profile "default-scheduler"',
+            id="another scheduler recorded it",
+        ),
+        pytest.param(
+            [_ev(M5, 30)],
+            _diag(None, chosen="n2"),
+            False,
+            "the replay places the pod on n2 now",
+            id="the pod fits now",
+        ),
+        pytest.param(
+            [_ev(("0/5 nodes are available: 5 " + "x" * 1100)[:1020] + " ...", 30)],
+            _diag(None),
+            True,
+            "truncated at 1024 bytes; its prefix matches",
+            id="a truncated event is compared by its prefix",
+        ),
+    ],
+)
+def test_build_recorded(events: list[Obj], diagnosis: Diagnosis, agrees: bool, explains: str) -> None:
+    if diagnosis.message is None and diagnosis.chosen is None:
+        full = "0/5 nodes are available: 5 " + "x" * 1100 + "."
+        diagnosis.full_message = full
+        diagnosis.message = full[:1020] + " .!"  # a different truncation: only the prefix can match
+    rec = build_recorded({"metadata": {"name": "p"}}, events, diagnosis, now=NOW)
+    assert rec is not None
+    assert rec.count == 7
+    assert rec.agrees is agrees
+    assert explains in rec.explanation
+
+
+def test_reason_counts_parses_the_histogram() -> None:
+    assert reason_counts(M5) == (
+        5,
+        {"Insufficient cpu": 2, "node(s) didn't match Pod's node affinity/selector": 3},
+    )
+
+
+# ---------------------------------------------------------------------------------------------- snapshot export
+
+
+def test_save_snapshot_round_trip_and_stripping(tmp_path: Path) -> None:
+    objs = [*_objects(SEED), _event(SEED_MESSAGE)]
+    for o in objs:
+        if o["metadata"]["name"] == "web-api-1":
+            o["metadata"]["annotations"] = {
+                "kubectl.kubernetes.io/last-applied-configuration": "{}",
+                "team/secret": "s3cr3t",
+            }
+            o["metadata"]["managedFields"] = [{"manager": "kubectl"}]
+            o["spec"]["containers"][0]["env"] = [{"name": "PASSWORD", "value": "hunter2"}]
+            o["spec"]["containers"][0]["args"] = ["--token=abc"]
+    with FakeAPIServer(objs) as srv:
+        kc = srv.kubeconfig(tmp_path / "kc")
+        live = run(
+            "pod",
+            "hello-web-new",
+            "-n",
+            "default",
+            "--kubeconfig",
+            str(kc),
+            "-o",
+            "json",
+            "--save-snapshot",
+            str(tmp_path / "snap.yaml"),
+        )
+        full = run(
+            "pod",
+            "hello-web-new",
+            "-n",
+            "default",
+            "--kubeconfig",
+            str(kc),
+            "--save-snapshot",
+            str(tmp_path / "full.yaml"),
+            "--full",
+        )
+    assert live.exit_code == 1 and full.exit_code == 1
+    text = (tmp_path / "snap.yaml").read_text()
+    for secret in ("hunter2", "PASSWORD", "--token=abc", "s3cr3t", "manager: kubectl", "last-applied"):
+        assert secret not in text
+    assert "hunter2" in (tmp_path / "full.yaml").read_text()
+    offline = run(str(tmp_path / "snap.yaml"), "-o", "json")
+    assert offline.exit_code == 1, offline.stderr
+    live_doc, off_doc = json.loads(live.stdout), json.loads(offline.stdout)
+    assert pod_doc(off_doc, "default/hello-web-new")["message"] == SEED_MESSAGE
+    assert verdicts(off_doc, "default/hello-web-new") == verdicts(live_doc, "default/hello-web-new")
+    assert pod_doc(off_doc, "default/hello-web-new")["recorded"]["message"] == SEED_MESSAGE
+
+
+# ---------------------------------------------------------------------------------------------- small parts
+
+
+@pytest.mark.parametrize(
+    ("server", "override", "want", "warned"),
+    [
+        pytest.param(
+            "v1.33.3-eks-1234", None, "v1.33.3", False, id="the server's version selects the dialect"
+        ),
+        pytest.param(
+            "v1.38.0", None, "v1.35.99", True, id="a newer minor uses the newest known, with a warning"
+        ),
+        pytest.param(
+            "v1.29.4", None, "v1.31.99", True, id="an older minor uses the oldest known, with a warning"
+        ),
+        pytest.param("v1.33.3", "v1.35.4", "v1.35.4", False, id="--k8s-version overrides the server"),
+    ],
+)
+def test_choose_dialect(server: str, override: str | None, want: str, warned: bool) -> None:
+    d, warnings = choose_dialect(server, override)
+    assert d.name == want
+    assert bool(warnings) is warned
+
+
+def test_unknown_server_version_warns_in_report(tmp_path: Path) -> None:
+    with FakeAPIServer(_objects(SEED), git_version="v1.40.1") as srv:
+        _, doc = live_json(srv, tmp_path, "pod", "hello-web-new", "-n", "default")
+    assert doc["kubernetesVersion"] == "v1.35.99"
+    assert any("v1.40.1" in w for w in doc["warnings"])
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        pytest.param("30s", 30.0, id="seconds"),
+        pytest.param("1m30s", 90.0, id="minutes and seconds"),
+        pytest.param("500ms", 0.5, id="milliseconds"),
+        pytest.param("15", 15.0, id="a bare number is seconds"),
+        pytest.param("0", 0.0, id="zero means no timeout"),
+    ],
+)
+def test_parse_timeout(text: str, seconds: float) -> None:
+    assert parse_timeout(text) == seconds
+
+
+def test_bad_timeout_is_a_usage_error(seed_server: FakeAPIServer, tmp_path: Path) -> None:
+    res = run(
+        "pod", "x", "--request-timeout", "soon", "--kubeconfig", str(seed_server.kubeconfig(tmp_path / "kc"))
+    )
+    assert res.exit_code == 2 and "--request-timeout" in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("selector", "labels", "want"),
+    [
+        pytest.param("app=web,tier!=db", {"app": "web", "tier": "fe"}, True, id="equality and inequality"),
+        pytest.param("app in (a,b),!canary", {"app": "b"}, True, id="set and not-exists"),
+        pytest.param("app notin (a,b)", {"app": "b"}, False, id="notin"),
+    ],
+)
+def test_fake_server_label_selectors(selector: str, labels: dict[str, str], want: bool) -> None:
+    assert label_selector_matches(selector, labels) is want
+
+
+def test_fake_server_field_selectors() -> None:
+    pod = {"metadata": {"name": "a", "namespace": "n"}, "status": {"phase": "Running"}}
+    assert field_selector_matches("status.phase!=Succeeded,status.phase!=Failed,metadata.namespace=n", pod)
+    assert not field_selector_matches("metadata.name=b", pod)
+
+
+def test_resolve_target_unknown_context_is_cluster_error(tmp_path: Path) -> None:
+    kc = _kc(tmp_path / "kc", current="a", contexts=[("a", "http://a:1", "x")])
+    with pytest.raises(ClusterError, match="kubeconfig"):
+        resolve_target(str(kc), "nope")
