@@ -442,21 +442,31 @@ class FakeAPIServer:
                 403, "Forbidden", msg, {"kind": plural, **({"group": group} if group else {})}
             )
         items = self.store.get((res.group_version, plural), [])
-        if namespace is not None and res.namespaced:
-            items = [o for o in items if o["metadata"].get("namespace") == namespace]
+        ns = namespace if res.namespaced else None
         if name is not None:
             for o in items:
-                if o["metadata"].get("name") == name:
+                if o["metadata"].get("name") == name and (ns is None or o["metadata"].get("namespace") == ns):
                     return 200, o
             return 404, _status(404, "NotFound", f'{gr} "{name}" not found', {"name": name, "kind": plural})
-        return self._list(res, items, query)
+        return self._list(res, items, ns, query)
 
-    def _list(self, res: Resource, items: list[Obj], query: dict[str, str]) -> tuple[int, Obj]:
+    def _list(
+        self, res: Resource, items: list[Obj], namespace: str | None, query: dict[str, str]
+    ) -> tuple[int, Obj]:
         # Filtered results are cached per query so paging through 150,000 pods stays linear.
-        cache_key = (res.group_version, res.plural, id(items), len(items), query.get("labelSelector"), query.get("fieldSelector"))
+        cache_key = (
+            res.group_version,
+            res.plural,
+            len(items),
+            namespace,
+            query.get("labelSelector"),
+            query.get("fieldSelector"),
+        )
         cached = self._list_cache.get(cache_key)
         if cached is None:
             cached = items
+            if namespace is not None:
+                cached = [o for o in cached if o["metadata"].get("namespace") == namespace]
             if query.get("labelSelector"):
                 sel = query["labelSelector"]
                 cached = [o for o in cached if label_selector_matches(sel, o["metadata"].get("labels") or {})]

@@ -8,6 +8,7 @@ which silently hides most of the cluster's pods: the snapshot warns about that.
 
 from __future__ import annotations
 
+import gc
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -84,8 +85,17 @@ def load_snapshot(
     paths: list[str], dialect: Dialect, *, stdin: BinaryIO | None = None, keep_raw: bool = False
 ) -> tuple[Snapshot, LoadResult]:
     """Read every path and build the Snapshot, with the layout warnings added."""
-    result = load_paths(paths, stdin)
-    snap = build_snapshot(result.objects, dialect, list_kinds=result.list_kinds, keep_raw=keep_raw)
+    # Millions of long-lived dicts: the cyclic GC would rescan them over and over while they are created
+    # (half the load time of a 150,000-pod dump). Collect nothing meanwhile, then freeze them out of its way.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        result = load_paths(paths, stdin)
+        snap = build_snapshot(result.objects, dialect, list_kinds=result.list_kinds, keep_raw=keep_raw)
+    finally:
+        if was_enabled:
+            gc.freeze()
+            gc.enable()
     for w in input_warnings(result):
         if w not in snap.warnings:
             snap.warnings.append(w)

@@ -290,7 +290,9 @@ def iter_documents(
                 if not isinstance(item, dict):
                     continue
                 if item_kind and "kind" not in item:
-                    item = {"kind": item_kind, "apiVersion": api_version, **item}
+                    # In place: a copy per item costs seconds on a 150,000-pod PodList.
+                    item["kind"] = item_kind
+                    item.setdefault("apiVersion", api_version)
                 yield RawObject(item, source, i, line)
             continue
         yield RawObject(doc, source, i, line)

@@ -333,17 +333,14 @@ def daemon_pod_for_node(w: Workload, node_name: str) -> Obj:
     pod = daemon_predicate_pod(w)
     pod["metadata"]["name"] = f"{w.name}-{_hash(f'{w.namespace}/{w.name}/{node_name}', 5)}"
     spec = pod["spec"]
-    affinity = spec.setdefault("affinity", {})
-    na = affinity.setdefault("nodeAffinity", {})
-    req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
+    affinity = spec.get("affinity") if isinstance(spec.get("affinity"), dict) else {}
+    spec["affinity"] = affinity
+    na = affinity.get("nodeAffinity") if isinstance(affinity.get("nodeAffinity"), dict) else {}
+    affinity["nodeAffinity"] = na
+    # ReplaceDaemonSetPodNodeNameNodeAffinity: the required terms are replaced by the pin alone (the
+    # controller's predicates already checked them); nodeSelector and preferred terms stay.
     pin = {"key": "metadata.name", "operator": "In", "values": [node_name]}
-    if isinstance(req, dict) and req.get("nodeSelectorTerms"):
-        # ReplaceDaemonSetPodNodeNameNodeAffinity: each term keeps its expressions; matchFields is replaced.
-        for term in req["nodeSelectorTerms"]:
-            if isinstance(term, dict):
-                term["matchFields"] = [pin]
-    else:
-        na["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [{"matchFields": [pin]}]}
+    na["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [{"matchFields": [pin]}]}
     return pod
 
 

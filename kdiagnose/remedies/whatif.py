@@ -181,15 +181,14 @@ def with_bound(snapshot: Snapshot, binds: Sequence[tuple[Pod, str]]) -> Snapshot
 # ---------------------------------------------------------------------------------------------- nodes
 
 
-def simulated_node(name: str, rep: Node, *, labels: dict[str, str] | None = None, taints: list[Taint] | None = None, allocatable: dict[str, int] | None = None) -> Node:
-    """A fresh, Ready node shaped like `rep` (its labels with the hostname adjusted, its pool taints,
-    its allocatable), named `name`; nothing about it says it exists."""
+def simulated_node(name: str, labels: dict[str, str], taints: Iterable[Taint], allocatable: dict[str, int]) -> Node:
+    """A fresh, Ready, schedulable node with a pool's labels (hostname adjusted), its pool taints (none of
+    the state taints a real member may carry) and its allocatable, named `name`."""
     node = Node({"metadata": {"name": name}})
-    node.labels = dict(rep.labels if labels is None else labels)
-    if "kubernetes.io/hostname" in node.labels or labels is None:
-        node.labels["kubernetes.io/hostname"] = name
-    node.taints = [t for t in (rep.taints if taints is None else taints) if not is_transient_taint(t)]
-    node.allocatable = dict(rep.allocatable if allocatable is None else allocatable)
+    node.labels = dict(labels)
+    node.labels["kubernetes.io/hostname"] = name
+    node.taints = [t for t in taints if not is_transient_taint(t)]
+    node.allocatable = dict(allocatable)
     node.conditions = [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]
     node.annotations = {"kdiagnose/simulated": "true"}
     return node

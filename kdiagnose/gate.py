@@ -1,0 +1,568 @@
+"""The CI gate behind `kdiagnose check`: place every replica of every workload, classify, apply the policy.
+
+Workloads are processed in input order and their replicas one after another. Each replica is admitted as
+the API server would (load/admission.py), replayed with the scheduler, and, when it fits, bound in the
+simulation on the node the scheduler would choose, so later replicas and workloads see it (resources,
+ports, anti-affinity, spread). The real scheduler breaks ties between equally scored nodes at random;
+the replay takes the lowest node name (runner.py), so the result is deterministic.
+
+A replica that fits only by preemption is placed on the nominated node with its victims evicted (what the
+scheduler would do next). The first replica that fits neither way stops the workload: later replicas
+share its template and see the same cluster, so they would fail alike ("k of N fit; replica k+1: ...").
+A DaemonSet is checked node by node on the nodes its controller targets (daemon_controller.go
+NodeShouldRunDaemonPod: nodeSelector, required node affinity, untolerated NoSchedule/NoExecute taints).
+
+Outcomes, from best to worst: fits now < fits only by preemption < fits only after scale-up (a remedy of
+kind scale-pool proved a new pool node helps) < never fits. `--fail-on X` fails every workload whose
+outcome is X or worse (default unschedulable = never fits).
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from kdiagnose.errors import InputError, UsageError
+from kdiagnose.exitcodes import ExitCode
+from kdiagnose.load.admission import AdmissionContext, admit_pod
+from kdiagnose.load.manifests import Workload, daemon_pod_for_node, daemon_predicate_pod, expand_workloads
+from kdiagnose.model.objects import ModelError, Pod
+from kdiagnose.model.requests import finish_pod
+from kdiagnose.report.interface import PodReport, Remedy
+from kdiagnose.scheduler.engine import Scheduler
+from kdiagnose.scheduler.plugins.helper.node_selector import RequiredNodeSelector, match_label_selector
+from kdiagnose.scheduler.plugins.tainttoleration.taint_toleration import find_untolerated_taint
+
+if TYPE_CHECKING:
+    from kdiagnose.gateconfig import GateConfig
+    from kdiagnose.model.snapshot import Snapshot
+    from kdiagnose.scheduler.diagnosis import Diagnosis
+    from kdiagnose.scheduler.profiles import Profile
+
+__all__ = [
+    "FAIL_ON",
+    "HEADROOM_CAP",
+    "GateOptions",
+    "GateResult",
+    "Headroom",
+    "Outcome",
+    "Placement",
+    "WorkloadResult",
+    "exit_code",
+    "load_workloads",
+    "run_gate",
+]
+
+Obj = dict[str, Any]
+RemedyFn = Callable[["Snapshot", Scheduler, "Diagnosis"], "tuple[list[Remedy], list[str]]"]
+
+FAIL_ON = ("unschedulable", "preemption", "scale-up")
+HEADROOM_CAP = 1000
+_DEFAULT_SC_ANNOTATIONS = (
+    "storageclass.kubernetes.io/is-default-class",
+    "storageclass.beta.kubernetes.io/is-default-class",
+)
+_SYSTEM_PRIORITY_CLASSES = ("system-cluster-critical", "system-node-critical")
+
+
+class Outcome(StrEnum):
+    FITS = "fits"
+    PREEMPTION = "preemption"  # fits only by preempting lower-priority pods
+    SCALE_UP = "scale-up"  # fits only on a node a pool would add
+    UNSCHEDULABLE = "unschedulable"  # never fits
+    NOT_CHECKED = "not-checked"  # another scheduler's pod, scheduling gates: no verdict
+    IGNORED = "ignored"
+
+    @property
+    def severity(self) -> int:
+        return _SEVERITY[self]
+
+
+_SEVERITY = {
+    Outcome.IGNORED: -1,
+    Outcome.NOT_CHECKED: -1,
+    Outcome.FITS: 0,
+    Outcome.PREEMPTION: 1,
+    Outcome.SCALE_UP: 2,
+    Outcome.UNSCHEDULABLE: 3,
+}
+_THRESHOLD = {"preemption": 1, "scale-up": 2, "unschedulable": 3}
+
+
+@dataclass(slots=True)
+class Placement:
+    pod: str  # namespace/name
+    node: str | None
+    how: str  # "fits" | "preemption" | "existing" (a DaemonSet pod the snapshot already runs there)
+    victims: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Headroom:
+    more: int  # further replicas that fit now, after every workload of the input is placed
+    capped: bool
+    reason: str  # why the next one does not fit (the scheduler message), or the cap
+
+
+@dataclass(slots=True)
+class NodeFailure:
+    """A DaemonSet pod that cannot run on one node its controller targets."""
+
+    node: str
+    outcome: Outcome
+    report: PodReport
+
+
+@dataclass(slots=True)
+class WorkloadResult:
+    workload: Workload
+    outcome: Outcome = Outcome.FITS
+    total: int = 0  # replicas asked for (DaemonSet: nodes targeted)
+    fit_now: int = 0
+    fit_preemption: int = 0
+    placements: list[Placement] = field(default_factory=list)
+    failed_replica: int | None = None  # 0-based index of the first replica that does not fit now
+    failure: PodReport | None = None  # that replica's diagnosis and remedies
+    message: str = ""  # that replica's scheduler message (or the API server's rejection)
+    node_failures: list[NodeFailure] = field(default_factory=list)
+    excluded_nodes: dict[str, str] = field(default_factory=dict)  # DaemonSet: node -> why not targeted
+    headroom: Headroom | None = None
+    ignore_reason: str = ""
+    notes: list[str] = field(default_factory=list)
+    fails_policy: bool = False
+
+    @property
+    def summary(self) -> str:
+        """One line: "all 3 fit", "2 of 3 fit; replica 3: <message>", "fits only by preemption: ..."."""
+        w = self.workload
+        if self.outcome == Outcome.IGNORED:
+            return f"skipped: {self.ignore_reason}"
+        if self.outcome == Outcome.NOT_CHECKED:
+            return f"not checked: {self.message}"
+        unit = "targeted node(s)" if w.per_node else "replica(s)"
+        if self.total == 0:
+            return f"no {unit}: nothing to place"
+        if w.per_node:
+            if not self.node_failures:
+                extra = f" ({self.fit_preemption} only by preemption)" if self.fit_preemption else ""
+                return f"all {self.total} targeted node(s) fit{extra}"
+            first = self.node_failures[0]
+            more = f" (and {len(self.node_failures) - 1} more node(s))" if len(self.node_failures) > 1 else ""
+            ok = self.total - len(self.node_failures)
+            return f"{ok} of {self.total} targeted node(s) fit; cannot run on {first.node}{more}: {first_line(first.report)}"
+        if self.failed_replica is None:
+            if self.fit_preemption:
+                return (
+                    f"all {self.total} fit, {self.fit_preemption} only by preemption: "
+                    f"{self._preemption_text()}"
+                )
+            return f"all {self.total} fit"
+        k = self.failed_replica
+        prefix = f"{k} of {self.total} fit"
+        if self.fit_preemption:
+            prefix += f" ({self.fit_preemption} only by preemption)"
+        return f"{prefix}; replica {k + 1}: {self.message}"
+
+    def _preemption_text(self) -> str:
+        victims = [v for p in self.placements if p.how == "preemption" for v in p.victims]
+        nodes = sorted({p.node for p in self.placements if p.how == "preemption" and p.node})
+        return f"evicts {len(victims)} pod(s) on {', '.join(nodes)}" + (
+            f" ({', '.join(victims[:5])}{', …' if len(victims) > 5 else ''})" if victims else ""
+        )
+
+
+def first_line(pr: PodReport) -> str:
+    return pr.diagnosis.message or pr.diagnosis.not_handled_reason or ""
+
+
+@dataclass(slots=True)
+class GateResult:
+    results: list[WorkloadResult]
+    fail_on: str
+    k8s_version: str
+    snapshot_source: str
+    num_nodes: int
+    num_pods: int
+    ignored_kinds: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    headroom_cap: int | None = None  # set when headroom was computed
+
+    @property
+    def failing(self) -> list[WorkloadResult]:
+        return [r for r in self.results if r.fails_policy]
+
+
+@dataclass(slots=True)
+class GateOptions:
+    fail_on: str = "unschedulable"
+    replace: bool = False
+    headroom: bool = False
+    headroom_cap: int = HEADROOM_CAP
+    config: GateConfig | None = None
+
+
+# ---------------------------------------------------------------------------------------------- input
+
+
+def load_workloads(
+    paths: list[str], stdin: BinaryIO | None = None, default_namespace: str = "default"
+) -> tuple[list[Workload], dict[str, int]]:
+    """Read the manifests (files, directories, `-`) and expand the workload kinds; others are counted."""
+    from kdiagnose.load.files import load_paths
+
+    if sum(1 for p in paths if p == "-") > 1:
+        raise UsageError("-f - (stdin) can be given only once")
+    result = load_paths(paths, stdin if stdin is not None else (sys.stdin.buffer if "-" in paths else None))
+    return expand_workloads(result.objects, default_namespace)
+
+
+# ---------------------------------------------------------------------------------------------- the loop
+
+
+def _default_storage_class(snapshot: Snapshot) -> str | None:
+    """DefaultStorageClass admission: the newest class annotated default (ties: the lowest name)."""
+    defaults = []
+    for sc in snapshot.kind("StorageClass"):
+        meta = sc.get("metadata") or {}
+        ann = meta.get("annotations") or {}
+        if any(str(ann.get(a, "")).lower() == "true" for a in _DEFAULT_SC_ANNOTATIONS):
+            defaults.append((str(meta.get("creationTimestamp") or ""), str(meta.get("name") or "")))
+    if not defaults:
+        return None
+    # pkg/volume/util/storageclass.go GetDefaultClass: newest first, then the name in ascending order.
+    newest = max(ts for ts, _ in defaults)
+    return min(name for ts, name in defaults if ts == newest)
+
+
+class _Gate:
+    def __init__(
+        self, snapshot: Snapshot, profiles: list[Profile] | None, opts: GateOptions, remedy_fn: RemedyFn | None
+    ) -> None:
+        self.snapshot = snapshot
+        self.scheduler = Scheduler(snapshot, profiles)
+        self.profiles = profiles
+        self.opts = opts
+        self.remedy_fn = remedy_fn
+        self.ctx = AdmissionContext(
+            snapshot.kind("PriorityClass"), snapshot.kind("LimitRange"), snapshot.kind("RuntimeClass")
+        )
+        self.default_sc = _default_storage_class(snapshot)
+
+    # ------------------------------------------------------------ admission
+
+    def admit(self, obj: Obj) -> Pod:
+        dialect = self.snapshot.dialect
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
+            if not dialect.dra_enabled:
+                spec.pop("resourceClaims", None)
+            if not dialect.pod_level_resources:
+                spec.pop("resources", None)
+            for key in ("containers", "initContainers"):
+                for c in spec.get(key) or []:
+                    for p in (c.get("ports") or []) if isinstance(c, dict) else []:
+                        if isinstance(p, dict):
+                            p.setdefault("protocol", "TCP")  # pkg/apis/core/v1/defaults.go
+        admit_pod(obj, self.ctx)
+        try:
+            pod = Pod(obj, keep_raw=True)
+        except ModelError as e:
+            raise InputError(str(e)) from None
+        finish_pod(pod, dialect)
+        return pod
+
+    def admission_error(self, obj: Obj, w: Workload) -> str | None:
+        """What the Priority admission plugin rejects: a priorityClassName the cluster does not have."""
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        name = spec.get("priorityClassName") if isinstance(spec, dict) else None
+        if not name or name in _SYSTEM_PRIORITY_CLASSES:
+            return None
+        if self.snapshot.get("PriorityClass", str(name)) is not None:
+            return None
+        if not self.snapshot.has("PriorityClass"):
+            note = f"priorityClassName {name} not checked: the snapshot has no PriorityClasses (priority 0 assumed)"
+            if note not in w.notes:
+                w.notes.append(note)
+            return None
+        pod_name = (obj.get("metadata") or {}).get("name")
+        return f'pods "{pod_name}" is forbidden: no PriorityClass with name {name} was found'
+
+    def add_claims(self, claims: Iterable[Obj]) -> None:
+        for claim in claims:
+            meta = claim["metadata"]
+            if self.snapshot.get("PersistentVolumeClaim", meta["name"], meta["namespace"]) is not None:
+                continue  # the StatefulSet controller reuses a claim that already exists
+            spec = claim.setdefault("spec", {})
+            if "storageClassName" not in spec and self.default_sc is not None:
+                spec["storageClassName"] = self.default_sc
+            spec.setdefault("volumeMode", "Filesystem")
+            self.snapshot.add_object("PersistentVolumeClaim", claim)
+
+    def add_owners(self, w: Workload) -> None:
+        for owner in w.owners:
+            meta = owner["metadata"]
+            if self.snapshot.get(owner["kind"], meta["name"], meta["namespace"]) is None:
+                self.snapshot.add_object(owner["kind"], owner)
+
+    # ------------------------------------------------------------ existing pods
+
+    def existing_pods(self, w: Workload) -> list[Pod]:
+        """The workload's pods already in the snapshot: same controller, or same namespace and selector."""
+        owner_names = {(w.kind, w.name)}
+        if w.kind == "Deployment":
+            for rs in self.snapshot.kind("ReplicaSet"):
+                meta = rs.get("metadata") or {}
+                if meta.get("namespace", "default") != w.namespace:
+                    continue
+                for ref in meta.get("ownerReferences") or []:
+                    if isinstance(ref, dict) and ref.get("kind") == "Deployment" and ref.get("name") == w.name:
+                        owner_names.add(("ReplicaSet", str(meta.get("name"))))
+            owner_names.update(("ReplicaSet", str(o["metadata"]["name"])) for o in w.owners)
+        selector = w.selector
+        if w.kind == "ReplicationController" and selector is not None and "matchLabels" not in selector:
+            selector = {"matchLabels": selector}
+        out = []
+        for p in self.snapshot.pods:
+            if p.namespace != w.namespace:
+                continue
+            if w.kind == "Pod":
+                if p.name == w.name:
+                    out.append(p)
+                continue
+            ref = p.controller_ref()
+            if ref is not None and (str(ref.get("kind")), str(ref.get("name"))) in owner_names:
+                out.append(p)
+            elif ref is None and selector and match_label_selector(selector, p.labels):
+                out.append(p)
+        return out
+
+    # ------------------------------------------------------------ placing
+
+    def remedies(self, d: Diagnosis) -> tuple[list[Remedy], list[str]]:
+        if self.remedy_fn is None or not d.handled or d.preenqueue is not None:
+            return [], []
+        return self.remedy_fn(self.snapshot, self.scheduler, d)
+
+    def failure_outcome(self, d: Diagnosis, remedies: list[Remedy]) -> Outcome:
+        if not d.handled or d.preenqueue is not None:
+            return Outcome.NOT_CHECKED
+        if any(r.kind == "scale-pool" for r in remedies):
+            return Outcome.SCALE_UP
+        return Outcome.UNSCHEDULABLE
+
+    def try_place(self, pod: Pod) -> tuple[Diagnosis, Placement | None]:
+        """Replay one pod; bind it where it fits (evicting the victims when only preemption makes room)."""
+        d = self.scheduler.diagnose(pod)
+        if d.scheduled and d.chosen:
+            self.snapshot.bind(pod, d.chosen)
+            self.scheduler.invalidate()
+            return d, Placement(pod.key, d.chosen, "fits")
+        if d.preemption is not None:
+            victims = list(d.preemption.victims)
+            self.snapshot.remove_pods(victims)
+            self.snapshot.bind(pod, d.preemption.nominated_node)
+            self.scheduler.invalidate()
+            return d, Placement(pod.key, d.preemption.nominated_node, "preemption", sorted(v.key for v in victims))
+        return d, None
+
+    def place_replicas(self, w: Workload, r: WorkloadResult) -> None:
+        r.total = w.replicas
+        for i in range(w.replicas):
+            obj, claims = w.replica(i)
+            rejected = self.admission_error(obj, w)
+            if rejected is not None:
+                r.failed_replica, r.message, r.outcome = i, rejected, Outcome.UNSCHEDULABLE
+                return
+            self.add_claims(claims)
+            pod = self.admit(obj)
+            d, placed = self.try_place(pod)
+            if placed is not None:
+                r.placements.append(placed)
+                if placed.how == "preemption":
+                    r.fit_preemption += 1
+                    r.outcome = Outcome.PREEMPTION
+                else:
+                    r.fit_now += 1
+                continue
+            remedies, notes = self.remedies(d)
+            r.failed_replica = i
+            r.failure = PodReport(diagnosis=d, remedies=remedies, remedy_notes=notes, owner=w.key)
+            r.message = first_line(r.failure)
+            r.outcome = self.failure_outcome(d, remedies)
+            return
+
+    def place_daemon(self, w: Workload, r: WorkloadResult) -> None:
+        pred_obj = daemon_predicate_pod(w)
+        rejected = self.admission_error(pred_obj, w)
+        if rejected is not None:
+            r.message, r.outcome, r.failed_replica = rejected, Outcome.UNSCHEDULABLE, 0
+            return
+        pred = Pod(pred_obj)
+        required = RequiredNodeSelector.of(pred.node_selector, pred.affinity)
+        pinned = str((w.template.get("spec") or {}).get("nodeName") or "")
+        running = set()
+        if not self.opts.replace:
+            for p in self.snapshot.pods:
+                ref = p.controller_ref()
+                if (
+                    p.node_name
+                    and p.namespace == w.namespace
+                    and ref is not None
+                    and ref.get("kind") == "DaemonSet"
+                    and ref.get("name") == w.name
+                ):
+                    running.add(p.node_name)
+        targeted = []
+        for ni in sorted(self.snapshot.node_infos, key=lambda x: x.name):
+            node = ni.node
+            if pinned and pinned != node.name:
+                r.excluded_nodes[node.name] = f"the template sets spec.nodeName {pinned}"
+                continue
+            if not required.match(node):
+                r.excluded_nodes[node.name] = "does not match the template's nodeSelector/required node affinity"
+                continue
+            taint = find_untolerated_taint(node.taints, pred.tolerations)
+            if taint is not None:
+                r.excluded_nodes[node.name] = f"untolerated taint {taint}"
+                continue
+            targeted.append(node.name)
+        r.total = len(targeted)
+        worst = Outcome.FITS
+        for node_name in targeted:
+            if node_name in running:
+                r.placements.append(Placement(f"{w.namespace}/{w.name}@{node_name}", node_name, "existing"))
+                r.fit_now += 1
+                continue
+            pod = self.admit(daemon_pod_for_node(w, node_name))
+            d, placed = self.try_place(pod)
+            if placed is not None:
+                r.placements.append(placed)
+                if placed.how == "preemption":
+                    r.fit_preemption += 1
+                    worst = max(worst, Outcome.PREEMPTION, key=lambda o: o.severity)
+                else:
+                    r.fit_now += 1
+                continue
+            # Remedies for the first failing node only: the others usually fail alike and each costs replays.
+            remedies, notes = self.remedies(d) if not r.node_failures else ([], [])
+            outcome = self.failure_outcome(d, remedies)
+            if outcome == Outcome.NOT_CHECKED:
+                r.outcome, r.message = outcome, first_line(PodReport(diagnosis=d))
+                return
+            if r.node_failures and outcome == Outcome.UNSCHEDULABLE and r.node_failures[0].outcome == Outcome.SCALE_UP:
+                outcome = Outcome.SCALE_UP  # remedies were computed for the first node only
+            pr = PodReport(diagnosis=d, remedies=remedies, remedy_notes=notes, owner=w.key)
+            r.node_failures.append(NodeFailure(node_name, outcome, pr))
+            worst = max(worst, outcome, key=lambda o: o.severity)
+        if r.node_failures:
+            r.failure = r.node_failures[0].report
+            r.message = first_line(r.failure)
+        r.outcome = worst
+
+    def run(self, w: Workload) -> WorkloadResult:
+        r = WorkloadResult(w, notes=w.notes)
+        if self.opts.replace:
+            gone = self.existing_pods(w)
+            if gone:
+                self.snapshot.remove_pods(gone)
+                self.scheduler.invalidate()
+                r.notes.append(f"--replace: removed {len(gone)} existing pod(s) of the workload first")
+        else:
+            existing = [p for p in self.existing_pods(w) if p.node_name]
+            if existing and not w.per_node:
+                r.notes.append(
+                    f"the snapshot already runs {len(existing)} pod(s) of this workload; they stay, and the "
+                    "replicas are checked in addition (--replace checks an update instead)"
+                )
+        self.add_owners(w)
+        if w.per_node:
+            self.place_daemon(w, r)
+        else:
+            self.place_replicas(w, r)
+        return r
+
+    # ------------------------------------------------------------ headroom
+
+    def headroom(self, w: Workload, r: WorkloadResult, cap: int) -> Headroom:
+        """cluster-capacity's question: how many more replicas fit now, on a copy of the final cluster."""
+        if r.failed_replica is not None:
+            return Headroom(0, False, r.message)
+        snap = self.snapshot.fork()
+        sub = _Gate(snap, self.profiles, self.opts, None)
+        for n in range(cap):
+            obj, claims = w.replica(w.replicas + n)
+            if sub.admission_error(obj, w) is not None:
+                return Headroom(n, False, r.message)
+            sub.add_claims(copy.deepcopy(claims))
+            pod = sub.admit(obj)
+            d = sub.scheduler.diagnose(pod)
+            if not (d.scheduled and d.chosen):
+                return Headroom(n, False, first_line(PodReport(diagnosis=d)))
+            snap.bind(pod, d.chosen)
+            sub.scheduler.invalidate()
+        return Headroom(cap, True, f"stopped at the cap of {cap} more replicas: at least {cap} more fit")
+
+
+def _ignore_reason(w: Workload, config: GateConfig | None) -> str:
+    from kdiagnose.load.manifests import IGNORE_ANNOTATION
+
+    if w.ignored:
+        return f'annotation {IGNORE_ANNOTATION}: "true"'
+    if config is not None:
+        rule = config.ignored(w.kind, w.namespace, w.name)
+        if rule is not None:
+            return f"ignored by {config.path or 'the config'} ({rule})"
+    return ""
+
+
+def run_gate(
+    snapshot: Snapshot,
+    workloads: list[Workload],
+    *,
+    profiles: list[Profile] | None = None,
+    options: GateOptions | None = None,
+    remedy_fn: RemedyFn | None = None,
+    ignored_kinds: dict[str, int] | None = None,
+    snapshot_source: str = "",
+) -> GateResult:
+    """Place every workload in input order on `snapshot` (which is modified: pass a fork to keep it)."""
+    opts = options or GateOptions()
+    if opts.fail_on not in FAIL_ON:
+        raise UsageError(f"invalid --fail-on {opts.fail_on!r}: choose one of {', '.join(FAIL_ON)}")
+    num_pods = len(snapshot.pods)
+    gate = _Gate(snapshot, profiles, opts, remedy_fn)
+    results: list[WorkloadResult] = []
+    for w in workloads:
+        reason = _ignore_reason(w, opts.config)
+        if reason:
+            results.append(WorkloadResult(w, Outcome.IGNORED, ignore_reason=reason, notes=w.notes))
+            continue
+        results.append(gate.run(w))
+    threshold = _THRESHOLD[opts.fail_on]
+    for r in results:
+        r.fails_policy = r.outcome.severity >= threshold
+    out = GateResult(
+        results,
+        opts.fail_on,
+        snapshot.dialect.name,
+        snapshot_source,
+        snapshot.num_nodes,
+        num_pods,
+        dict(ignored_kinds or {}),
+        list(snapshot.warnings),
+    )
+    if opts.headroom:
+        out.headroom_cap = opts.headroom_cap
+        for r in results:
+            if r.outcome in (Outcome.IGNORED, Outcome.NOT_CHECKED) or r.workload.per_node:
+                continue
+            r.headroom = gate.headroom(r.workload, r, opts.headroom_cap)
+    return out
+
+
+def exit_code(result: GateResult) -> ExitCode:
+    return ExitCode.UNSCHEDULABLE if result.failing else ExitCode.OK

@@ -1,0 +1,230 @@
+"""Relax affinity: nodeSelector keys, required node affinity, required pod (anti-)affinity terms and
+DoNotSchedule topology spread constraints, one source at a time, each the smallest change that replays
+feasible (a failing expression moved to preferred before the whole required block; required -> preferred;
+DoNotSchedule -> ScheduleAnyway). Mirrors what the NodeAffinity, InterPodAffinity and PodTopologySpread
+filters read (plugins/nodeaffinity, interpodaffinity, podtopologyspread).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from kdiagnose.remedies.whatif import Context, describe_status
+from kdiagnose.report.interface import Remedy
+from kdiagnose.scheduler import names as n
+
+__all__ = ["remedies"]
+
+Obj = dict[str, Any]
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+_CAVEAT = "changes where the workload is allowed to run: it may land on nodes the rule was written to avoid"
+
+
+def _spec_get(obj: Obj, *path: str) -> Any:
+    cur: Any = obj
+    for p in path:
+        cur = cur.get(p) if isinstance(cur, dict) else None
+    return cur
+
+
+def _blocked_by_expression(ctx: Context) -> dict[str, list[str]]:
+    """Failing requirement (`key In [v]` or `nodeSelector k=v`) -> nodes it rejects."""
+    out: dict[str, list[str]] = {}
+    for name in ctx.nodes_failing(n.NODE_AFFINITY):
+        for det in ctx.d.verdicts[name].details:
+            if "nodeSelector" in det:
+                out.setdefault(f"nodeSelector {det['nodeSelector']}", []).append(name)
+            for expr in det.get("nodeAffinity") or [] if isinstance(det.get("nodeAffinity"), list) else []:
+                out.setdefault(str(expr), []).append(name)
+    return out
+
+
+def _summ(blocks: dict[str, list[str]]) -> str:
+    parts = []
+    for what, nodes in sorted(blocks.items(), key=lambda kv: -len(kv[1]))[:3]:
+        parts.append(f"{what} rejects {', '.join(nodes[:3])}{' (+%d)' % (len(nodes) - 3) if len(nodes) > 3 else ''}")
+    return "; ".join(parts)
+
+
+class _Candidate:
+    def __init__(self, label: str, mutate: Callable[[Obj], None], fragment: Callable[[Obj], Obj], blocks: str) -> None:
+        self.label = label
+        self.mutate = mutate
+        self.fragment = fragment
+        self.blocks = blocks
+
+
+def _node_selector_candidates(ctx: Context, blocks: dict[str, list[str]]) -> list[list[_Candidate]]:
+    out: list[list[_Candidate]] = []
+    for key, value in ctx.pod.node_selector.items():
+        what = f"nodeSelector {key}={value}"
+        if what not in blocks:
+            continue
+        pref = {"weight": 100, "preference": {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}}
+
+        def mutate(obj: Obj, key: str = key, pref: Obj = pref) -> None:
+            spec = obj["spec"]
+            spec["nodeSelector"] = {k: v for k, v in (spec.get("nodeSelector") or {}).items() if k != key}
+            na = spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
+            na[_PREFERRED] = list(na.get(_PREFERRED) or []) + [pref]
+
+        def fragment(base: Obj, key: str = key, pref: Obj = pref) -> Obj:
+            prefs = list(_spec_get(base, "affinity", "nodeAffinity", _PREFERRED) or []) + [pref]
+            return {"nodeSelector": {key: None}, "affinity": {"nodeAffinity": {_PREFERRED: prefs}}}
+
+        out.append([_Candidate(f"replace nodeSelector {key}={value} by a preferred node affinity", mutate, fragment, f"{what} rejects {', '.join(blocks[what][:3])}")])
+    return out
+
+
+def _node_affinity_candidates(ctx: Context, blocks: dict[str, list[str]]) -> list[list[_Candidate]]:
+    req = _spec_get(ctx.pod.raw or {}, "spec", "affinity", "nodeAffinity", _REQUIRED)
+    terms = req.get("nodeSelectorTerms") if isinstance(req, dict) else None
+    expr_blocks = {k: v for k, v in blocks.items() if not k.startswith("nodeSelector ")}
+    if not isinstance(terms, list) or not expr_blocks:
+        return []
+    cands: list[_Candidate] = []
+    text = _summ(expr_blocks)
+    if len(terms) == 1 and isinstance(terms[0], dict):
+        exprs = list(terms[0].get("matchExpressions") or [])
+        failing = [e for e in exprs if isinstance(e, dict) and any(str(e.get("key")) == k.split(" ", 1)[0] for k in expr_blocks)]
+        keep = [e for e in exprs if e not in failing]
+        if failing and (keep or terms[0].get("matchFields")):
+            pref = {"weight": 100, "preference": {"matchExpressions": failing}}
+            new_term = {**terms[0], "matchExpressions": keep}
+
+            def mutate1(obj: Obj) -> None:
+                na = obj["spec"]["affinity"]["nodeAffinity"]
+                na[_REQUIRED] = {"nodeSelectorTerms": [new_term]}
+                na[_PREFERRED] = list(na.get(_PREFERRED) or []) + [pref]
+
+            def fragment1(base: Obj) -> Obj:
+                prefs = list(_spec_get(base, "affinity", "nodeAffinity", _PREFERRED) or []) + [pref]
+                return {"affinity": {"nodeAffinity": {_REQUIRED: {"nodeSelectorTerms": [new_term]}, _PREFERRED: prefs}}}
+
+            keys = ", ".join(str(e.get("key")) for e in failing)
+            cands.append(_Candidate(f"move the required node affinity expression(s) on {keys} to preferred", mutate1, fragment1, text))
+    prefs_new = [{"weight": 100, "preference": t} for t in terms if isinstance(t, dict) and (t.get("matchExpressions") or t.get("matchFields"))]
+
+    def mutate2(obj: Obj) -> None:
+        na = obj["spec"]["affinity"]["nodeAffinity"]
+        na.pop(_REQUIRED, None)
+        na[_PREFERRED] = list(na.get(_PREFERRED) or []) + prefs_new
+
+    def fragment2(base: Obj) -> Obj:
+        prefs = list(_spec_get(base, "affinity", "nodeAffinity", _PREFERRED) or []) + prefs_new
+        return {"affinity": {"nodeAffinity": {_REQUIRED: None, _PREFERRED: prefs}}}
+
+    cands.append(_Candidate("turn the required node affinity into a preferred one (weight 100)", mutate2, fragment2, text))
+    return [cands]
+
+
+def _pod_affinity_candidates(ctx: Context) -> list[list[_Candidate]]:
+    failing = ctx.nodes_failing(n.INTER_POD_AFFINITY)
+    if not failing:
+        return []
+    out: list[list[_Candidate]] = []
+    for kind, reason_word in (("podAffinity", "pod affinity rules"), ("podAntiAffinity", "pod anti-affinity rules")):
+        terms = _spec_get(ctx.pod.raw or {}, "spec", "affinity", kind, _REQUIRED)
+        if not isinstance(terms, list) or not terms:
+            continue
+        nodes = [x for x in failing if any(reason_word in r and "existing" not in r for r in ctx.d.verdicts[x].reasons)]
+        if not nodes:
+            continue
+        for i, term in enumerate(terms):
+            def mutate(obj: Obj, kind: str = kind, i: int = i) -> None:
+                block = obj["spec"]["affinity"][kind]
+                req = list(block.get(_REQUIRED) or [])
+                moved = req.pop(i)
+                block[_REQUIRED] = req
+                block[_PREFERRED] = list(block.get(_PREFERRED) or []) + [{"weight": 100, "podAffinityTerm": moved}]
+
+            def fragment(base: Obj, kind: str = kind, i: int = i) -> Obj:
+                req = list(_spec_get(base, "affinity", kind, _REQUIRED) or copy.deepcopy(terms))
+                moved = req.pop(i) if i < len(req) else terms[i]
+                prefs = list(_spec_get(base, "affinity", kind, _PREFERRED) or []) + [{"weight": 100, "podAffinityTerm": moved}]
+                return {"affinity": {kind: {_REQUIRED: req or None, _PREFERRED: prefs}}}
+
+            tk = term.get("topologyKey") if isinstance(term, dict) else ""
+            label = f"turn required {kind} term #{i + 1} (topologyKey {tk}) into a preferred one"
+            out.append([_Candidate(label, mutate, fragment, f"the {kind} term rejects {', '.join(nodes[:3])}")])
+    return out
+
+
+def _spread_candidates(ctx: Context) -> list[list[_Candidate]]:
+    failing = ctx.nodes_failing(n.POD_TOPOLOGY_SPREAD)
+    raw = _spec_get(ctx.pod.raw or {}, "spec", "topologySpreadConstraints")
+    if not failing or not isinstance(raw, list):
+        return []
+    out: list[list[_Candidate]] = []
+    for i, c in enumerate(raw):
+        if not isinstance(c, dict) or c.get("whenUnsatisfiable", "DoNotSchedule") != "DoNotSchedule":
+            continue
+
+        def mutate(obj: Obj, i: int = i) -> None:
+            obj["spec"]["topologySpreadConstraints"][i]["whenUnsatisfiable"] = "ScheduleAnyway"
+
+        def fragment(base: Obj, i: int = i) -> Obj:
+            cs = copy.deepcopy(_spec_get(base, "topologySpreadConstraints") or raw)
+            if i < len(cs):
+                cs[i]["whenUnsatisfiable"] = "ScheduleAnyway"
+            return {"topologySpreadConstraints": cs}
+
+        tk = c.get("topologyKey")
+        label = f"set topology spread constraint #{i + 1} (topologyKey {tk}, maxSkew {c.get('maxSkew')}) to whenUnsatisfiable: ScheduleAnyway"
+        out.append([_Candidate(label, mutate, fragment, f"the spread constraint rejects {', '.join(failing[:3])}")])
+    return out
+
+
+def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
+    out: list[Remedy] = []
+    notes: list[str] = []
+    if ctx.pod.raw is None:
+        return out, notes
+    blocks = _blocked_by_expression(ctx)
+    sources = (
+        _node_selector_candidates(ctx, blocks)
+        + _node_affinity_candidates(ctx, blocks)
+        + _pod_affinity_candidates(ctx)
+        + _spread_candidates(ctx)
+    )
+    existing = [x for x in ctx.nodes_failing(n.INTER_POD_AFFINITY) if any("existing" in r for r in ctx.d.verdicts[x].reasons)]
+    if existing:
+        pods = sorted({p for x in existing for det in ctx.d.verdicts[x].details for p in det.get("podsWithAntiAffinity") or []})
+        notes.append(
+            f"affinity: {len(existing)} node(s) are blocked by the anti-affinity of pods already running "
+            f"({', '.join(pods[:5]) or 'see the node table'}): only a change to those pods would free them"
+        )
+    for candidates in sources:
+        last_fail = ""
+        for cand in candidates:
+            pod = ctx.modified_pod(cand.mutate)
+            if pod is None:
+                break
+            r = ctx.replay_modified(pod)
+            if not r.schedules:
+                blocked = [s for s in r.verdicts.values() if not s.ok]
+                worst = max(({s.plugin: 0 for s in blocked}).keys(), key=lambda p: sum(1 for s in blocked if s.plugin == p), default="")
+                sample = next((s for s in blocked if s.plugin == worst), None)
+                last_fail = f"affinity: to {cand.label} would not help: nodes stay blocked by {worst}" + (f" ({describe_status(sample)})" if sample else "")
+                continue
+            out.append(
+                Remedy(
+                    kind="relax-affinity",
+                    summary=f"{cand.label} in {ctx.owner} ({cand.blocks})",
+                    plugin=n.NODE_AFFINITY if "node affinity" in cand.label or "nodeSelector" in cand.label else (n.POD_TOPOLOGY_SPREAD if "spread" in cand.label else n.INTER_POD_AFFINITY),
+                    patch=ctx.patch(cand.fragment(ctx.base_spec())),
+                    target=str(ctx.owner),
+                    unblocks=list(r.feasible),
+                    risk=_CAVEAT,
+                    verify=f"{ctx.verify_hint(r.feasible)}; {ctx.apply_hint()}",
+                    details={"relaxation": cand.label, "blocks": cand.blocks},
+                )
+            )
+            last_fail = ""
+            break
+        if last_fail:
+            notes.append(last_fail)
+    return out, notes

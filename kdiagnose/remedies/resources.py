@@ -1,0 +1,151 @@
+"""Right-size a request: the largest request per resource that fits a node NodeResourcesFit rejected.
+
+Computed from the Filter's details (free = allocatable - requested, plugins/noderesources/fit.go), then
+proven by one replay of the pod with the smaller requests; the node needing the smallest cut sets the cap,
+every node with at least that much free is unblocked with it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kdiagnose.model.quantity import format_quantity
+from kdiagnose.remedies.whatif import Context
+from kdiagnose.report.interface import Remedy
+from kdiagnose.scheduler import names as n
+
+__all__ = ["remedies", "round_down"]
+
+Obj = dict[str, Any]
+_MI = 2**20
+
+
+def round_down(resource: str, amount: int) -> int:
+    """A readable request not above `amount`: whole Mi for byte resources, millicores for cpu."""
+    if resource in ("memory", "ephemeral-storage") and amount >= _MI:
+        return amount // _MI * _MI
+    return amount
+
+
+def _caps(ctx: Context) -> list[tuple[dict[str, int], str]]:
+    """Per rejected node: {resource: largest request that fits}; nodes that cannot fit any request skipped."""
+    out: list[tuple[dict[str, int], str]] = []
+    for name in ctx.nodes_failing(n.NODE_RESOURCES_FIT):
+        st = ctx.d.verdicts[name]
+        caps: dict[str, int] = {}
+        ok = True
+        for det in st.details:
+            res = det.get("resource")
+            if not isinstance(res, str) or res == "pods":
+                ok = False  # Too many pods: no request is small enough
+                break
+            cap = round_down(res, int(det.get("free", 0)))
+            if cap <= 0:
+                ok = False
+                break
+            caps[res] = cap
+        if ok and caps:
+            out.append((caps, name))
+    return out
+
+
+def _cut(ctx: Context, obj: Obj, caps: dict[str, int]) -> list[tuple[str, str, int]]:
+    """Lower container requests in `obj` so the pod's effective request per resource is <= cap; returns
+    (container, resource, new request) for the patch. The largest container request is cut first."""
+    spec = obj["spec"]
+    changes: list[tuple[str, str, int]] = []
+    containers = [c for c in spec.get("containers") or [] if isinstance(c, dict)]
+    inits = [c for c in spec.get("initContainers") or [] if isinstance(c, dict)]
+    pod = ctx.pod
+    for res, cap in caps.items():
+        target = cap - pod.overhead.get(res, 0)
+        if target <= 0:
+            return []
+
+        def req(c: Obj, res: str = res) -> int:
+            return next((cc.requests.get(res, 0) for cc in pod.containers + pod.init_containers if cc.name == c.get("name")), 0)
+
+        sidecars = [c for c in inits if c.get("restartPolicy") == "Always"]
+        regular = containers + sidecars
+        total = sum(req(c) for c in regular)
+        excess = total - target
+        for c in sorted(regular, key=lambda c: -req(c)):
+            if excess <= 0:
+                break
+            cur = req(c)
+            new = max(cur - excess, 0)
+            if new == cur:
+                continue
+            excess -= cur - new
+            c.setdefault("resources", {}).setdefault("requests", {})[res] = format_quantity(res, new)
+            changes.append((str(c.get("name")), res, new))
+        for c in inits:
+            if c.get("restartPolicy") != "Always" and req(c) > target:
+                c.setdefault("resources", {}).setdefault("requests", {})[res] = format_quantity(res, target)
+                changes.append((str(c.get("name")), res, target))
+        if pod.pod_resources["requests"].get(res, 0) > target:
+            spec["resources"]["requests"][res] = format_quantity(res, target)
+            changes.append(("(pod-level)", res, target))
+    return changes
+
+
+def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
+    notes: list[str] = []
+    caps = _caps(ctx)
+    if not caps or ctx.pod.raw is None:
+        return [], notes
+    # The node needing the smallest relative cut sets the cap; ties by name order (snapshot order).
+    def cut_size(c: dict[str, int]) -> float:
+        return max((ctx.pod.requests.get(r, 0) - v) / max(ctx.pod.requests.get(r, 1), 1) for r, v in c.items())
+
+    best, _ = min(caps, key=lambda cn: cut_size(cn[0]))
+    # Every resource any best-fitting node lacks is capped at that node's free amount.
+    cap = dict(best)
+    changes: list[tuple[str, str, int]] = []
+
+    def mutate(obj: Obj) -> None:
+        changes.extend(_cut(ctx, obj, cap))
+
+    pod = ctx.modified_pod(mutate)
+    if pod is None or not changes:
+        return [], notes
+    targets = [name for c, name in caps if all(c.get(r, 0) >= v for r, v in cap.items())]
+    r = ctx.replay_modified(pod)
+    if not r.schedules:
+        notes.append(
+            f"right-size: requests of {', '.join(format_quantity(k, v) + ' ' + k for k, v in cap.items())} would "
+            f"fit {targets[0]} but it would still be blocked: {r.verdicts.get(targets[0]) and r.verdicts[targets[0]].message}"
+        )
+        return [], notes
+    what = ", ".join(f"{res} <= {format_quantity(res, v)}" for res, v in cap.items())
+    current = ", ".join(f"{res} {format_quantity(res, ctx.pod.requests.get(res, 0))}" for res in cap)
+    by_container: dict[str, dict[str, str]] = {}
+    for cname, res, new in changes:
+        by_container.setdefault(cname, {})[res] = format_quantity(res, new)
+    fragment: Obj = {}
+    conts = [{"name": c, "resources": {"requests": reqs}} for c, reqs in by_container.items() if c != "(pod-level)"]
+    init_names = {c.name for c in ctx.pod.init_containers}
+    if [c for c in conts if c["name"] not in init_names]:
+        fragment["containers"] = [c for c in conts if c["name"] not in init_names]
+    if [c for c in conts if c["name"] in init_names]:
+        fragment["initContainers"] = [c for c in conts if c["name"] in init_names]
+    if "(pod-level)" in by_container:
+        fragment["resources"] = {"requests": by_container["(pod-level)"]}
+    return [
+        Remedy(
+            kind="right-size",
+            summary=f"right-size {ctx.owner}'s requests to {what} (now {current})",
+            plugin=n.NODE_RESOURCES_FIT,
+            reason=ctx.d.verdicts[targets[0]].message if targets else "",
+            patch=ctx.patch(fragment),
+            target=str(ctx.owner),
+            unblocks=list(r.feasible),
+            risk=(
+                "a request is a reservation: below the workload's real need it gets throttled (cpu) or "
+                "OOM-killed/evicted (memory); low live usage is not evidence the request is too high (peaks, "
+                "start-up, batch phases); requests below limits also change the QoS class"
+            ),
+            verify=f"{ctx.verify_hint(r.feasible)}; watch throttling/OOMKilled after the change; {ctx.apply_hint()}",
+            details={"requests": {res: v for res, v in cap.items()}, "containers": by_container},
+        )
+    ], notes

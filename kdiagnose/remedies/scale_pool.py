@@ -1,0 +1,240 @@
+"""Scale the matching node pool: add simulated nodes shaped like a pool's members and replay.
+
+cluster-autoscaler's question (does a new node of this group fit the pod? TriggeredScaleUp vs
+NotTriggerScaleUp), answered per pool: a template node from a representative member (its labels with the
+hostname adjusted, its pool taints, its allocatable, the DaemonSet pods that run on every member) is added
+to a copy of the snapshot; the pod must pass Filter on it. The count covers every pending pod of the same
+owner, packed in order onto as many template nodes as they need (anti-affinity and spread included, since
+each placed pod is bound in the copy before the next is replayed).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kdiagnose.model.objects import Node, Pod
+from kdiagnose.model.pools import NodePool, PoolSpec, _shape, detect_pools, pool_taints, zone_of
+from kdiagnose.model.snapshot import NodeInfo, Snapshot
+from kdiagnose.remedies.whatif import Context, daemon_pods_for, describe_status, simulated_node, with_bound
+from kdiagnose.report.interface import Remedy
+from kdiagnose.scheduler import names as n
+from kdiagnose.scheduler.framework import Status
+
+__all__ = ["MAX_PACKED_PODS", "pools_for", "remedies", "siblings", "try_pool"]
+
+# Pending pods of one owner packed onto template nodes; beyond this the count is a lower bound.
+MAX_PACKED_PODS = 100
+# Distinct member shapes (zone x labels x taints x allocatable) tried per pool as templates.
+MAX_TEMPLATES_PER_POOL = 6
+_POOLS_KEY = "remedies/pools"
+
+
+def pools_for(snapshot: Snapshot, specs: list[PoolSpec] | None = None) -> list[NodePool]:
+    """The snapshot's pools, detected once per snapshot (pools from a file are not cached)."""
+    if specs:
+        return detect_pools(snapshot.node_infos, specs)
+    cached: list[NodePool] | None = snapshot.cache.get(_POOLS_KEY)
+    if cached is None:
+        cached = detect_pools(snapshot.node_infos)
+        snapshot.cache[_POOLS_KEY] = cached
+    return cached
+
+
+def _healthy(ni: NodeInfo) -> bool:
+    node = ni.node
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in node.conditions)
+    return ready and not node.unschedulable
+
+
+def _representatives(pool: NodePool) -> list[NodeInfo]:
+    """One member per distinct (zone, shape), healthy members first, at most MAX_TEMPLATES_PER_POOL."""
+    seen: set[object] = set()
+    out: list[NodeInfo] = []
+    for ni in sorted(pool.members, key=lambda m: not _healthy(m)):
+        key = (zone_of(ni.node), _shape(ni.node))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(ni)
+        if len(out) >= MAX_TEMPLATES_PER_POOL:
+            break
+    return out
+
+
+def _sim_name(pool: str, i: int) -> str:
+    base = re.sub(r"[^a-z0-9.-]+", "-", pool.lower()).strip("-.") or "pool"
+    return f"{base[:200]}-simulated-{i}"
+
+
+@dataclass(slots=True)
+class Template:
+    """How to build the i-th simulated node of a pool."""
+
+    pool: NodePool
+    labels: dict[str, str]
+    taints: list
+    allocatable: dict[str, int]
+    rep: NodeInfo | None
+
+    def node(self, i: int) -> tuple[Node, list[Pod]]:
+        name = _sim_name(self.pool.name, i)
+        return simulated_node(name, self.labels, self.taints, self.allocatable), daemon_pods_for(self.rep, name)
+
+
+def templates(pool: NodePool, label_overrides: dict[str, str] | None = None) -> list[Template]:
+    over = label_overrides or {}
+    spec = pool.spec
+    if spec is not None and (spec.allocatable or not pool.members):
+        rep = pool.members[0] if pool.members else None
+        return [Template(pool, {**spec.labels, **over}, list(spec.taints), dict(spec.allocatable), rep)]
+    return [
+        Template(pool, {**rep.node.labels, **over}, pool_taints(rep.node), dict(rep.node.allocatable), rep)
+        for rep in _representatives(pool)
+    ]
+
+
+def siblings(ctx: Context) -> list[Pod]:
+    """The other pending pods of the same controller, oldest first (ties by name)."""
+    ref = ctx.pod.controller_ref()
+    if ref is None:
+        return []
+    key = (ref.get("kind"), ref.get("name"))
+    out = [
+        p
+        for p in ctx.snapshot.pending
+        if p is not ctx.pod
+        and p.namespace == ctx.pod.namespace
+        and (r := p.controller_ref()) is not None
+        and (r.get("kind"), r.get("name")) == key
+    ]
+    out.sort(key=lambda p: (p.creation_timestamp, p.name))
+    return out
+
+
+def _headroom(pool: NodePool) -> int | None:
+    spec = pool.spec
+    if spec is None or spec.max is None:
+        return None
+    current = spec.current if spec.current is not None else len(pool.members)
+    return spec.max - current
+
+
+@dataclass(slots=True)
+class Fit:
+    template: Template
+    count: int  # simulated nodes used
+    placed: int  # pending pods of the owner placed (the diagnosed pod included)
+    total: int  # pending pods of the owner (capped at MAX_PACKED_PODS)
+    nodes: list[str]
+    capped: bool  # stopped at the pool's max size
+
+
+def _pack(ctx: Context, tpl: Template, first: tuple[Node, list[Pod]], headroom: int | None) -> Fit:
+    nodes = [first]
+    binds: list[tuple[Pod, str]] = [(ctx.pod, first[0].name)]
+    others = siblings(ctx)[: MAX_PACKED_PODS - 1]
+    capped = False
+    for sib in others:
+        snap = with_bound(ctx.snapshot.derive(extra_nodes=nodes), binds)
+        r = ctx.replay(snap, sib, [nd.name for nd, _ in nodes])
+        if r.schedules:
+            binds.append((sib, r.feasible[0]))
+            continue
+        if headroom is not None and len(nodes) >= headroom:
+            capped = True
+            continue
+        fresh = tpl.node(len(nodes) + 1)
+        snap = with_bound(ctx.snapshot.derive(extra_nodes=[*nodes, fresh]), binds)
+        r = ctx.replay(snap, sib, [fresh[0].name])
+        if r.schedules:
+            nodes.append(fresh)
+            binds.append((sib, fresh[0].name))
+    return Fit(tpl, len(nodes), len(binds), len(others) + 1, [nd.name for nd, _ in nodes], capped)
+
+
+def _why(pool: NodePool, st: Status) -> str:
+    det = st.details[0] if st.details else {}
+    if st.plugin == n.TAINT_TOLERATION:
+        return f"the pool's taint {det.get('taint', '')} is not tolerated by the pod".replace("  ", " ")
+    if st.plugin == n.NODE_AFFINITY:
+        return f"the pool's labels do not match the pod's node affinity/selector ({describe_status(st).partition('(')[2].rstrip(')')})"
+    if st.plugin == n.NODE_RESOURCES_FIT:
+        return f"a new node is too small: {describe_status(st)}"
+    return f"a new node would fail {st.plugin or 'PreFilter'}: {describe_status(st)}"
+
+
+def try_pool(ctx: Context, pool: NodePool, label_overrides: dict[str, str] | None = None) -> tuple[Fit | None, str]:
+    """The packing on the first template of the pool that fits the pod, or why none does."""
+    headroom = _headroom(pool)
+    why: list[str] = []
+    for tpl in templates(pool, label_overrides):
+        first = tpl.node(1)
+        snap = ctx.snapshot.derive(extra_nodes=[first])
+        r = ctx.replay(snap, nodes=[first[0].name])
+        st = r.verdicts.get(first[0].name) or r.prefilter
+        if r.schedules:
+            if headroom is not None and headroom <= 0:
+                return None, f"a new node would fit, but the pool is at its max size ({pool.spec.max if pool.spec else '?'})"
+            return _pack(ctx, tpl, first, headroom), ""
+        if st is not None:
+            text = _why(pool, st)
+            zone = zone_of(first[0])
+            if zone and len(why) < 3 and text not in why:
+                why.append(f"{text} [zone {zone}]" if len(templates(pool)) > 1 else text)
+            elif text not in why and len(why) < 3:
+                why.append(text)
+    return None, "; ".join(why) or "no member to copy"
+
+
+def remedies(ctx: Context, specs: list[PoolSpec] | None = None) -> tuple[list[Remedy], list[str]]:
+    out: list[Remedy] = []
+    notes: list[str] = []
+    pools = pools_for(ctx.snapshot, specs)
+    for pool in pools:
+        if pool.control_plane and pool.spec is None:
+            notes.append(f"pool {pool.name}: no scale-up: control-plane nodes are not autoscaled")
+            continue
+        fit, why = try_pool(ctx, pool)
+        if fit is None:
+            notes.append(f"pool {pool.name}: no scale-up: {why}")
+            continue
+        out.append(_remedy(ctx, pool, fit))
+    out.sort(key=lambda r: (int(r.details["count"]), str(r.details["pool"])))
+    return out, notes
+
+
+def _remedy(ctx: Context, pool: NodePool, fit: Fit, kind: str = "scale-pool", extra: str = "") -> Remedy:
+    label = f"{pool.source}={pool.name}" if pool.source not in ("shape", "file") else pool.name
+    who = str(ctx.owner) if not ctx.owner.is_pod else f"pod {ctx.pod.key}"
+    summary = f"scale node pool {pool.name} by {fit.count}{extra}"
+    if fit.total > 1:
+        summary += f" (fits {fit.placed} of the {fit.total} pending pods of {who})"
+    headroom = _headroom(pool)
+    risk = f"adds {fit.count} node(s) shaped like {fit.template.rep.name if fit.template.rep else 'the pool template'} (cost)"
+    if headroom is None:
+        risk += "; the pool's max size is unknown to kdiagnose: the autoscaler may be at its limit"
+    elif fit.capped:
+        risk += f"; the pool's max size ({pool.spec.max if pool.spec else '?'}) stops the scale-up before every pod fits"
+    if pool.source == "shape":
+        risk += "; the pool was inferred from identical node shapes: check that an autoscaling group backs it"
+    return Remedy(
+        kind=kind,
+        summary=summary,
+        target=f"node pool {label}",
+        unblocks=list(fit.nodes),
+        risk=risk,
+        verify=(
+            f"watch the pool grow (kubectl get nodes -l {label if '=' in label else 'pool=' + label}); the pod binds once a "
+            f"new node is Ready; roll back by scaling the pool down (the autoscaler removes the node when idle)"
+        ),
+        details={
+            "pool": pool.name,
+            "source": pool.source,
+            "count": fit.count,
+            "template": fit.template.rep.name if fit.template.rep else "",
+            "pods": fit.placed,
+            "pending": fit.total,
+            "simulated": True,
+        },
+    )

@@ -1,0 +1,83 @@
+"""`kdiagnose check -o json`: the versioned kdiagnose/v1 CheckReport (sorted keys; workloads in input order).
+
+Each workload carries its outcome, placements and, when a replica does not fit now, that replica's full
+diagnosis as the `-o json` Diagnosis document has it (report/json.py pod_document).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from kdiagnose.report.json import API_VERSION, pod_document, to_plain
+
+if TYPE_CHECKING:
+    from kdiagnose.gate import GateResult, WorkloadResult
+
+__all__ = ["KIND", "check_document", "render"]
+
+KIND = "CheckReport"
+
+
+def _workload(r: WorkloadResult, pools: dict[str, str]) -> dict[str, Any]:
+    w = r.workload
+    h = r.headroom
+    return {
+        "kind": w.kind,
+        "namespace": w.namespace,
+        "name": w.name,
+        "file": w.source,
+        "line": w.line or None,
+        "document": w.doc_index,
+        "outcome": r.outcome.value,
+        "failsPolicy": r.fails_policy,
+        "summary": r.summary,
+        "message": r.message or None,
+        "replicas": r.total,
+        "fitNow": r.fit_now,
+        "fitByPreemption": r.fit_preemption,
+        "failedReplica": None if r.failed_replica is None else r.failed_replica + 1,  # 1-based, as printed
+        "placements": [dataclasses.asdict(p) for p in r.placements],
+        "diagnosis": pod_document(r.failure, pools) if r.failure is not None else None,
+        "nodeFailures": [
+            {"node": f.node, "outcome": f.outcome.value, "message": f.report.diagnosis.message}
+            for f in r.node_failures
+        ],
+        "excludedNodes": dict(sorted(r.excluded_nodes.items())),
+        "headroom": None if h is None else {"more": h.more, "capped": h.capped, "reason": h.reason},
+        "ignoreReason": r.ignore_reason or None,
+        "notes": list(r.notes),
+    }
+
+
+def check_document(result: GateResult, pools: dict[str, str] | None = None) -> dict[str, Any]:
+    counts: dict[str, int] = {}
+    for r in result.results:
+        counts[r.outcome.value] = counts.get(r.outcome.value, 0) + 1
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "kubernetesVersion": result.k8s_version,
+        "snapshot": result.snapshot_source,
+        "failOn": result.fail_on,
+        "passed": not result.failing,
+        "summary": {
+            "nodes": result.num_nodes,
+            "podsInSnapshot": result.num_pods,
+            "workloads": len(result.results),
+            "failing": len(result.failing),
+            "outcomes": dict(sorted(counts.items())),
+        },
+        "headroomCap": result.headroom_cap,
+        "ignoredKinds": dict(sorted(result.ignored_kinds.items())),
+        "warnings": list(result.warnings),
+        "workloads": [_workload(r, pools or {}) for r in result.results],
+    }
+
+
+def render(result: GateResult, pools: dict[str, str] | None = None) -> str:
+    import orjson
+
+    doc = to_plain(check_document(result, pools))
+    data: bytes = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
+    return data.decode() + "\n"

@@ -1,0 +1,110 @@
+"""`kdiagnose check -o human`: one line per workload, then the causes per node and remedies of failures.
+
+Plain text (no color, no terminal control): CI logs are the main reader. Shared helpers (`node_causes`,
+`failure_text`) give the same per-node wording to the JUnit, SARIF and GitHub formats.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kdiagnose.report.console import describe_details
+
+if TYPE_CHECKING:
+    from kdiagnose.gate import GateResult, WorkloadResult
+    from kdiagnose.report.interface import PodReport
+
+__all__ = ["MARKS", "failure_text", "location", "node_causes", "render"]
+
+MARKS = {
+    "fits": "PASS",
+    "preemption": "WARN",
+    "scale-up": "WARN",
+    "unschedulable": "FAIL",
+    "not-checked": "SKIP",
+    "ignored": "SKIP",
+}
+_MAX_NODES_SHOWN = 3
+_MAX_REMEDIES = 3
+
+
+def location(r: WorkloadResult) -> str:
+    w = r.workload
+    return f"{w.source}:{w.line}" if w.line > 0 else w.source
+
+
+def node_causes(pr: PodReport) -> list[str]:
+    """Rejected nodes grouped by (plugin, reasons), in the order of the first node of each group."""
+    d = pr.diagnosis
+    groups: dict[tuple[str, tuple[str, ...]], list[tuple[str, str]]] = {}
+    for node, st in d.verdicts.items():
+        if st.ok:
+            continue
+        groups.setdefault((st.plugin or "", tuple(st.reasons)), []).append((node, describe_details(st.details)))
+    if d.not_evaluated and d.absent is not None:
+        key = (d.absent.plugin or "PreFilter", tuple(d.absent.reasons))
+        groups.setdefault(key, []).extend((n, "") for n in d.not_evaluated)
+    lines = []
+    for (plugin, reasons), nodes in groups.items():
+        names = [n for n, _ in nodes]
+        shown = ", ".join(names[:_MAX_NODES_SHOWN]) + (
+            f" and {len(names) - _MAX_NODES_SHOWN} more" if len(names) > _MAX_NODES_SHOWN else ""
+        )
+        head = f"{shown}: {plugin + ': ' if plugin else ''}{'; '.join(reasons)}"
+        details = [f"{n}: {x}" for n, x in nodes[:_MAX_NODES_SHOWN] if x]
+        lines.append(head + (f" ({'; '.join(details)})" if details else ""))
+    if d.preemption is not None:
+        victims = ", ".join(sorted(v.key for v in d.preemption.victims))
+        lines.append(f"preemption: nominated node {d.preemption.nominated_node}, evicting {victims or 'nothing'}")
+    return lines
+
+
+def failure_text(r: WorkloadResult) -> str:
+    """The multi-line explanation of a workload that does not fit now (used as JUnit failure text too)."""
+    out = [f"{r.workload.key} ({location(r)}): {r.summary}"]
+    failures = [(f.node, f.report) for f in r.node_failures] or ([("", r.failure)] if r.failure else [])
+    for node, pr in failures:
+        if node:
+            out.append(f"node {node}: {pr.diagnosis.message or ''}")
+        out.extend(f"  {c}" for c in node_causes(pr))
+        for i, rem in enumerate(pr.remedies[:_MAX_REMEDIES], 1):
+            out.append(f"  remedy {i}: [{rem.kind}] {rem.summary}")
+        out.extend(f"  note: {n}" for n in pr.remedy_notes)
+        out.extend(f"  note: {n}" for n in pr.diagnosis.notes)
+    out.extend(f"note: {n}" for n in r.notes)
+    return "\n".join(out)
+
+
+def render(result: GateResult) -> str:
+    lines = [
+        f"kdiagnose check ({result.k8s_version}): {len(result.results)} workload(s) against "
+        f"{result.snapshot_source or 'the snapshot'} ({result.num_nodes} node(s), {result.num_pods} pod(s))",
+        "",
+    ]
+    for r in result.results:
+        lines.append(f"{MARKS[r.outcome.value]} {r.workload.key}: {r.summary}")
+        lines.append(f"     {location(r)}")
+        if r.outcome.value in ("preemption", "scale-up", "unschedulable"):
+            lines.extend(f"     {x}" for x in failure_text(r).splitlines()[1:])
+        elif r.notes:
+            lines.extend(f"     note: {n}" for n in r.notes)
+        if r.excluded_nodes:
+            lines.append(f"     not targeted by the DaemonSet controller: {len(r.excluded_nodes)} node(s)")
+            lines.extend(f"       {n}: {why}" for n, why in sorted(r.excluded_nodes.items()))
+        if r.headroom is not None:
+            h = r.headroom
+            lines.append(
+                f"     headroom: {h.more}{'+' if h.capped else ''} more replica(s) fit; limit: {h.reason}"
+            )
+    lines.append("")
+    if result.ignored_kinds:
+        kinds = ", ".join(f"{k} ({n})" for k, n in result.ignored_kinds.items())
+        lines.append(f"other kinds in the input, not checked: {kinds}")
+    lines.extend(f"warning: {w}" for w in result.warnings)
+    failing = result.failing
+    verdict = "FAILED" if failing else "OK"
+    lines.append(
+        f"{verdict}: {len(failing)} of {len(result.results)} workload(s) fail the policy "
+        f"(--fail-on {result.fail_on})"
+    )
+    return "\n".join(lines) + "\n"
