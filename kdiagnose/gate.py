@@ -34,6 +34,7 @@ from kdiagnose.model.objects import ModelError, Pod
 from kdiagnose.model.requests import finish_pod
 from kdiagnose.report.interface import PodReport, Remedy
 from kdiagnose.scheduler.engine import Scheduler
+from kdiagnose.scheduler.plugins.helper import storage as st
 from kdiagnose.scheduler.plugins.helper.node_selector import RequiredNodeSelector, match_label_selector
 from kdiagnose.scheduler.plugins.tainttoleration.taint_toleration import find_untolerated_taint
 
@@ -52,6 +53,7 @@ __all__ = [
     "Outcome",
     "Placement",
     "WorkloadResult",
+    "default_remedy_fn",
     "exit_code",
     "load_workloads",
     "run_gate",
@@ -240,7 +242,11 @@ def _default_storage_class(snapshot: Snapshot) -> str | None:
 
 class _Gate:
     def __init__(
-        self, snapshot: Snapshot, profiles: list[Profile] | None, opts: GateOptions, remedy_fn: RemedyFn | None
+        self,
+        snapshot: Snapshot,
+        profiles: list[Profile] | None,
+        opts: GateOptions,
+        remedy_fn: RemedyFn | None,
     ) -> None:
         self.snapshot = snapshot
         self.scheduler = Scheduler(snapshot, profiles)
@@ -319,7 +325,11 @@ class _Gate:
                 if meta.get("namespace", "default") != w.namespace:
                     continue
                 for ref in meta.get("ownerReferences") or []:
-                    if isinstance(ref, dict) and ref.get("kind") == "Deployment" and ref.get("name") == w.name:
+                    if (
+                        isinstance(ref, dict)
+                        and ref.get("kind") == "Deployment"
+                        and ref.get("name") == w.name
+                    ):
                         owner_names.add(("ReplicaSet", str(meta.get("name"))))
             owner_names.update(("ReplicaSet", str(o["metadata"]["name"])) for o in w.owners)
         selector = w.selector
@@ -334,9 +344,10 @@ class _Gate:
                     out.append(p)
                 continue
             ref = p.controller_ref()
-            if ref is not None and (str(ref.get("kind")), str(ref.get("name"))) in owner_names:
-                out.append(p)
-            elif ref is None and selector and match_label_selector(selector, p.labels):
+            if ref is not None:
+                if (str(ref.get("kind")), str(ref.get("name"))) in owner_names:
+                    out.append(p)
+            elif selector and match_label_selector(selector, p.labels):
                 out.append(p)
         return out
 
@@ -354,19 +365,84 @@ class _Gate:
             return Outcome.SCALE_UP
         return Outcome.UNSCHEDULABLE
 
+    def assume_volumes(self, pod: Pod, node_name: str) -> None:
+        """What binding the pod does to its unbound WaitForFirstConsumer claims (volume_binding.go
+        AssumePodVolumes, then the PV controller): each takes the smallest matching Available PV of its
+        class on that node, else is marked for provisioning there (selected-node). Later replicas then no
+        longer see that PV as free."""
+        snap = self.snapshot
+        ni = snap.node_info_by_name.get(node_name)
+        if ni is None or not pod.volumes:
+            return
+        labels = ni.node.labels
+        taken: set[str] = set()
+        for _, name, _ in st.pod_claims(pod):
+            pvc = st.get_pvc(snap, pod.namespace, name)
+            if pvc is None or st.is_fully_bound(pvc) or st.spec(pvc).get("volumeName"):
+                continue
+            cls = st.pvc_class(pvc)
+            sc = snap.get("StorageClass", cls) if cls else None
+            if sc is None or st.binding_mode(sc) != "WaitForFirstConsumer":
+                continue
+            requests = (st.spec(pvc).get("resources") or {}).get("requests") or {}
+            wanted = st.quantity(requests.get("storage") if isinstance(requests, dict) else None)
+            best: Obj | None = None
+            for pv in st.pvs_by_class(snap).get(cls, []):
+                pv_name = str(st.meta(pv).get("name") or "")
+                capacity = st.spec(pv).get("capacity") or {}
+                size = st.quantity(capacity.get("storage") if isinstance(capacity, dict) else None)
+                if (
+                    pv_name in taken
+                    or isinstance(st.spec(pv).get("claimRef"), dict)
+                    or (pv.get("status") or {}).get("phase") != "Available"
+                    or size < wanted
+                    or st.volume_mode_mismatch(pvc, pv)
+                    or not st.check_access_modes(pvc, pv)
+                    or not st.pv_terms_match(st.pv_node_affinity_terms(pv), labels)
+                ):
+                    continue
+                best_size = (
+                    st.quantity((st.spec(best).get("capacity") or {}).get("storage")) if best else None
+                )
+                if best is None or (best_size is not None and size < best_size):
+                    best = pv
+            new_pvc = copy.deepcopy(pvc)
+            meta = new_pvc.setdefault("metadata", {})
+            if best is not None:
+                pv_name = str(st.meta(best).get("name"))
+                taken.add(pv_name)
+                new_pv = copy.deepcopy(best)
+                new_pv.setdefault("spec", {})["claimRef"] = {
+                    "kind": "PersistentVolumeClaim",
+                    "namespace": pod.namespace,
+                    "name": name,
+                }
+                new_pv["status"] = {"phase": "Bound"}
+                snap.replace_object("PersistentVolume", best, new_pv)
+                new_pvc.setdefault("spec", {})["volumeName"] = pv_name
+                meta.setdefault("annotations", {})[st.ANN_BIND_COMPLETED] = "yes"
+                new_pvc["status"] = {"phase": "Bound"}
+            else:
+                meta.setdefault("annotations", {})[st.ANN_SELECTED_NODE] = node_name
+            snap.replace_object("PersistentVolumeClaim", pvc, new_pvc)
+
     def try_place(self, pod: Pod) -> tuple[Diagnosis, Placement | None]:
         """Replay one pod; bind it where it fits (evicting the victims when only preemption makes room)."""
         d = self.scheduler.diagnose(pod)
         if d.scheduled and d.chosen:
             self.snapshot.bind(pod, d.chosen)
+            self.assume_volumes(pod, d.chosen)
             self.scheduler.invalidate()
             return d, Placement(pod.key, d.chosen, "fits")
         if d.preemption is not None:
             victims = list(d.preemption.victims)
             self.snapshot.remove_pods(victims)
             self.snapshot.bind(pod, d.preemption.nominated_node)
+            self.assume_volumes(pod, d.preemption.nominated_node)
             self.scheduler.invalidate()
-            return d, Placement(pod.key, d.preemption.nominated_node, "preemption", sorted(v.key for v in victims))
+            return d, Placement(
+                pod.key, d.preemption.nominated_node, "preemption", sorted(v.key for v in victims)
+            )
         return d, None
 
     def place_replicas(self, w: Workload, r: WorkloadResult) -> None:
@@ -423,7 +499,9 @@ class _Gate:
                 r.excluded_nodes[node.name] = f"the template sets spec.nodeName {pinned}"
                 continue
             if not required.match(node):
-                r.excluded_nodes[node.name] = "does not match the template's nodeSelector/required node affinity"
+                r.excluded_nodes[node.name] = (
+                    "does not match the template's nodeSelector/required node affinity"
+                )
                 continue
             taint = find_untolerated_taint(node.taints, pred.tolerations)
             if taint is not None:
@@ -453,7 +531,11 @@ class _Gate:
             if outcome == Outcome.NOT_CHECKED:
                 r.outcome, r.message = outcome, first_line(PodReport(diagnosis=d))
                 return
-            if r.node_failures and outcome == Outcome.UNSCHEDULABLE and r.node_failures[0].outcome == Outcome.SCALE_UP:
+            if (
+                r.node_failures
+                and outcome == Outcome.UNSCHEDULABLE
+                and r.node_failures[0].outcome == Outcome.SCALE_UP
+            ):
                 outcome = Outcome.SCALE_UP  # remedies were computed for the first node only
             pr = PodReport(diagnosis=d, remedies=remedies, remedy_notes=notes, owner=w.key)
             r.node_failures.append(NodeFailure(node_name, outcome, pr))
@@ -503,6 +585,7 @@ class _Gate:
             if not (d.scheduled and d.chosen):
                 return Headroom(n, False, first_line(PodReport(diagnosis=d)))
             snap.bind(pod, d.chosen)
+            sub.assume_volumes(pod, d.chosen)
             sub.scheduler.invalidate()
         return Headroom(cap, True, f"stopped at the cap of {cap} more replicas: at least {cap} more fit")
 
@@ -562,6 +645,18 @@ def run_gate(
                 continue
             r.headroom = gate.headroom(r.workload, r, opts.headroom_cap)
     return out
+
+
+def default_remedy_fn() -> RemedyFn | None:
+    """compute_remedies when the remedies capability is installed (it is optional: verdicts stand without)."""
+    try:
+        from kdiagnose.remedies.engine import compute_remedies  # type: ignore[import-not-found,unused-ignore]
+    except ModuleNotFoundError as e:
+        if e.name in ("kdiagnose.remedies.engine", "kdiagnose.remedies"):
+            return None
+        raise
+    fn: RemedyFn = compute_remedies
+    return fn
 
 
 def exit_code(result: GateResult) -> ExitCode:

@@ -55,7 +55,11 @@ class IgnoreRule:
         )
 
     def __str__(self) -> str:
-        parts = [f"{k}={v}" for k, v in (("kind", self.kind), ("namespace", self.namespace), ("name", self.name)) if v]
+        parts = [
+            f"{k}={v}"
+            for k, v in (("kind", self.kind), ("namespace", self.namespace), ("name", self.name))
+            if v
+        ]
         return ", ".join(parts)
 
 
@@ -95,7 +99,9 @@ def _rule(item: Any, where: str) -> IgnoreRule:
     if isinstance(item, dict):
         unknown = sorted(set(map(str, item)) - {"kind", "name", "namespace"})
         if unknown:
-            raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)} (expected kind, name, namespace)")
+            raise ConfigError(
+                f"{where}: unknown key(s) {', '.join(unknown)} (expected kind, name, namespace)"
+            )
         values = {k: item.get(k) for k in ("kind", "name", "namespace")}
         if not any(values.values()) or not all(v is None or isinstance(v, str) for v in values.values()):
             raise ConfigError(f"{where}: set at least one of kind, name, namespace (strings)")
@@ -122,7 +128,9 @@ def load_gate_config(path: Path) -> GateConfig:
     doc: dict[str, Any] = docs[0]
     unknown = sorted(str(k) for k in doc if k not in _KEYS)
     if unknown:
-        raise ConfigError(f"{path}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(set(_KEYS)))})")
+        raise ConfigError(
+            f"{path}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(set(_KEYS)))})"
+        )
     cfg = GateConfig(path=str(path))
     base = path.parent
     for key, value in doc.items():

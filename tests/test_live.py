@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import socket
 import time
 import urllib.request
@@ -765,3 +766,84 @@ def test_resolve_target_unknown_context_is_cluster_error(tmp_path: Path) -> None
     kc = _kc(tmp_path / "kc", current="a", contexts=[("a", "http://a:1", "x")])
     with pytest.raises(ClusterError, match="kubeconfig"):
         resolve_target(str(kc), "nope")
+
+
+# ---------------------------------------------------------------------------------------------- benchmark
+
+
+@pytest.mark.skipif(
+    not os.environ.get("KDIAGNOSE_BENCH"), reason="benchmark (150,000 pods): set KDIAGNOSE_BENCH=1"
+)
+def test_benchmark_listing_150k_pods_is_dominated_by_transfer(tmp_path: Path) -> None:
+    import gc
+
+    import orjson
+
+    from kdiagnose.load.cluster import KINDS, POD_PHASE_SELECTOR, ApiReader, no_gc
+    from kdiagnose.load.trim import trim_pod
+
+    container = {
+        "name": "app",
+        "image": "nginx:1.27",
+        "resources": {"requests": {"cpu": "10m", "memory": "20Mi"}},
+        "env": [{"name": f"E{i}", "value": "x" * 40} for i in range(20)],
+    }
+    pods = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"p-{i}",
+                "namespace": f"ns-{i % 50}",
+                "managedFields": [{"manager": "kcm"}],
+            },
+            "spec": {"nodeName": "node-a", "containers": [container]},
+            "status": {"phase": "Running"},
+        }
+        for i in range(150_000)
+    ]
+    with FakeAPIServer(pods) as srv:
+        reader = ApiReader(resolve_target(str(srv.kubeconfig(tmp_path / "kc"))), 120)
+        gc.disable()
+        try:
+            start, wire, token = time.monotonic(), 0, ""
+            while True:
+                query = [("limit", "500"), ("fieldSelector", POD_PHASE_SELECTOR)] + (
+                    [("continue", token)] if token else []
+                )
+                data = reader._raw("/api/v1/pods", query)
+                wire += len(data)
+                token = (orjson.loads(data).get("metadata") or {}).get("continue") or ""
+                if not token:
+                    break
+            transfer = time.monotonic() - start
+        finally:
+            gc.enable()
+        with no_gc():
+            start = time.monotonic()
+            items = reader.list(KINDS["Pod"], field_selector=POD_PHASE_SELECTOR, transform=trim_pod)
+            listed = time.monotonic() - start
+    assert len(items) == 150_000
+    assert listed < 1.5 * transfer + 1.0, (listed, transfer)
+    # What stays in memory is the trimmed objects: a fraction of what crossed the wire.
+    assert len(orjson.dumps(items)) < 0.5 * wire
+
+
+def test_scheduler_config_extender_explains_a_disagreement(tmp_path: Path) -> None:
+    cfg = tmp_path / "sched.yaml"
+    cfg.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        "extenders:\n"
+        "- urlPrefix: http://gpu-extender:8888\n"
+        "  filterVerb: filter\n"
+    )
+    recorded = SEED_MESSAGE.replace("2 Insufficient cpu", "2 GPU extender says no")
+    with FakeAPIServer([*_objects(SEED), _event(recorded)]) as srv:
+        _, doc = live_json(
+            srv, tmp_path, "pod", "hello-web-new", "-n", "default", "--scheduler-config", str(cfg)
+        )
+    rec = pod_doc(doc, "default/hello-web-new")["recorded"]
+    assert rec["agrees"] is False
+    assert "extender(s) the replay cannot run (http://gpu-extender:8888)" in rec["explanation"]
+    assert "'GPU extender says no'" in rec["explanation"]

@@ -22,6 +22,7 @@ from kdiagnose.exitcodes import ExitCode
 if TYPE_CHECKING:
     from kdiagnose.load.cluster import Fetched
     from kdiagnose.report.interface import Report
+    from kdiagnose.schedconfig import SchedulerConfig
     from kdiagnose.scheduler.profiles import Profile
     from kdiagnose.versions import Dialect
 
@@ -82,15 +83,12 @@ def parse_timeout(text: str) -> float:
 # ---------------------------------------------------------------------------------------------- report
 
 
-def _profiles(path: str | None, dialect: Dialect) -> list[Profile] | None:
+def _scheduler_config(path: str | None, dialect: Dialect) -> SchedulerConfig | None:
     if not path:
         return None
-    try:
-        from kdiagnose.schedconfig import load_scheduler_config  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        raise UsageError("--scheduler-config is not available in this build") from None
-    profiles: list[Profile] = load_scheduler_config(path, dialect).profiles
-    return profiles
+    from kdiagnose.schedconfig import load_scheduler_config
+
+    return load_scheduler_config(path, dialect)
 
 
 def _key(obj: Obj) -> str:
@@ -112,8 +110,11 @@ def build_live_report(
     dialect: Dialect,
     *,
     profiles: list[Profile] | None = None,
+    profile_notes: list[str] | None = None,
+    extenders: list[str] | None = None,
 ) -> Report:
     """Triage every target, replay those waiting for the scheduler, and attach what the cluster recorded."""
+    from kdiagnose.load.cluster import no_gc
     from kdiagnose.load.files import RawObject
     from kdiagnose.load.snapshot import build_snapshot
     from kdiagnose.model.objects import ModelError, Pod
@@ -137,10 +138,13 @@ def build_live_report(
         if fetched.events_readable:
             list_kinds.add("Event")
         src = f"context {t.context}"
-        snap = build_snapshot(
-            (RawObject(o, src) for o in fetched.objects), dialect, list_kinds=list_kinds, admit=True
+        with no_gc():
+            snap = build_snapshot(
+                (RawObject(o, src) for o in fetched.objects), dialect, list_kinds=list_kinds, admit=True
+            )
+        report = diagnose_snapshot(
+            snap, profiles, pods=replay, source=source, profile_notes=profile_notes or ()
         )
-        report = diagnose_snapshot(snap, profiles, pods=replay, source=source)
         # Live lists are cluster-wide: the dump heuristics about missing namespaces do not apply.
         report.warnings = [w for w in report.warnings if "without -A" not in w]
     else:
@@ -179,6 +183,7 @@ def build_live_report(
             pods=pods,
             num_nodes=report.num_nodes,
             configured_profiles=profiles is not None,
+            extenders=extenders or (),
         )
         if rec is not None or fetched.events_readable:
             pr.recorded = rec
@@ -398,8 +403,14 @@ def run_live(opts: LiveOptions) -> tuple[Report, int]:
             f"debug: {fetched.requests} requests, {len(fetched.objects)} objects in {fetched.elapsed:.2f}s",
             err=True,
         )
-    profiles = _profiles(opts.scheduler_config, dialect)
-    report = build_live_report(fetched, dialect, profiles=profiles)
+    cfg = _scheduler_config(opts.scheduler_config, dialect)
+    report = build_live_report(
+        fetched,
+        dialect,
+        profiles=list(cfg.profiles) if cfg is not None else None,
+        profile_notes=list(cfg.notes) if cfg is not None else None,
+        extenders=list(cfg.extenders) if cfg is not None else None,
+    )
     if opts.save_snapshot:
         save_snapshot(opts.save_snapshot, fetched, dialect, opts.full)
     code = ExitCode.UNSCHEDULABLE if unschedulable(report) else ExitCode.OK

@@ -14,8 +14,8 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ __all__ = [
     "fetch_for_pod",
     "fetch_for_pods",
     "kubeconfig_paths",
+    "no_gc",
     "resolve_target",
 ]
 
@@ -508,7 +509,7 @@ def uses_namespace_selector(pod: Obj) -> bool:
 
 
 def _missing_line(spec: KindSpec, reason: str) -> str:
-    checks = f" ({spec.checks} not verified)" if spec.checks else ""
+    checks = f"; not verified: {spec.checks}" if spec.checks else ""
     return f"cannot list {spec.plural}: {reason}{checks}"
 
 
@@ -641,15 +642,17 @@ def _collect(fx: _Fetcher, targets: list[Obj]) -> None:
 
 
 @contextmanager
-def _no_gc() -> Iterator[None]:
+def no_gc() -> Iterator[None]:
     """Parsing 150,000 pods allocates millions of acyclic dicts; the cyclic GC would rescan the growing
-    heap again and again (doubling the time). Nothing here creates cycles."""
+    heap again and again (doubling the time). Nothing here creates cycles; what was built is then frozen
+    out of the collector's way (as load.dump.load_snapshot does)."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was:
+            gc.freeze()
             gc.enable()
 
 
@@ -682,7 +685,7 @@ def _finish_events(fx: _Fetcher, fut: Future[list[Obj]], targets: list[Obj]) -> 
     fx.out.objects.extend(kept)
 
 
-@_no_gc()
+@no_gc()
 def fetch_for_pod(
     target: ClusterTarget,
     name: str,
@@ -730,7 +733,7 @@ def fetch_for_pod(
         reader.close()
 
 
-@_no_gc()
+@no_gc()
 def fetch_for_pods(
     target: ClusterTarget,
     namespace: str | None,

@@ -61,6 +61,10 @@ def _meta(obj: Any) -> Obj:
     return m if isinstance(m, dict) else {}
 
 
+def _dict(v: Any) -> Obj:
+    return v if isinstance(v, dict) else {}
+
+
 def _spec(obj: Any) -> Obj:
     s = obj.get("spec") if isinstance(obj, dict) else None
     return s if isinstance(s, dict) else {}
@@ -210,7 +214,9 @@ def _expand(raw: RawObject, default_namespace: str) -> Workload | None:
         name = f"{meta['generateName']}{_hash(json.dumps(obj, sort_keys=True, default=str), 5)}"
     w = Workload(str(kind), ns, name, raw.source, raw.line, raw.doc_index)
     annotations = meta.get("annotations") or {}
-    w.ignored = isinstance(annotations, dict) and str(annotations.get(IGNORE_ANNOTATION, "")).lower() == "true"
+    w.ignored = (
+        isinstance(annotations, dict) and str(annotations.get(IGNORE_ANNOTATION, "")).lower() == "true"
+    )
     spec = _spec(obj)
     if kind == "Pod":
         pod = copy.deepcopy(obj)
@@ -231,13 +237,12 @@ def _expand(raw: RawObject, default_namespace: str) -> Workload | None:
         w.pods.append(copy.deepcopy(pod))
         return w
     if kind == "CronJob":
-        job_template = spec.get("jobTemplate") if isinstance(spec.get("jobTemplate"), dict) else {}
-        spec = _spec(job_template)
+        spec = _spec(spec.get("jobTemplate"))
         kind = "Job"
         job_name = f"{name}-{int(_hash(name, 7), 16) % 100000000}"  # CronJob jobs: <name>-<minutes>
     else:
         job_name = name
-    template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+    template = _dict(spec.get("template"))
     w.template = template
     sel = spec.get("selector")
     w.selector = sel if isinstance(sel, dict) else None
@@ -322,7 +327,9 @@ def daemon_predicate_pod(w: Workload) -> Obj:
     wanted = list(_DAEMON_TOLERATIONS) + ([_DAEMON_HOSTNET_TOLERATION] if spec.get("hostNetwork") else [])
     for t in wanted:
         # AddOrUpdateTolerationInPodSpec: a toleration with the same key and effect is replaced.
-        tolerations = [x for x in tolerations if not (x.get("key") == t["key"] and x.get("effect") == t["effect"])]
+        tolerations = [
+            x for x in tolerations if not (x.get("key") == t["key"] and x.get("effect") == t["effect"])
+        ]
         tolerations.append(dict(t))
     spec["tolerations"] = tolerations
     return pod
@@ -333,9 +340,9 @@ def daemon_pod_for_node(w: Workload, node_name: str) -> Obj:
     pod = daemon_predicate_pod(w)
     pod["metadata"]["name"] = f"{w.name}-{_hash(f'{w.namespace}/{w.name}/{node_name}', 5)}"
     spec = pod["spec"]
-    affinity = spec.get("affinity") if isinstance(spec.get("affinity"), dict) else {}
+    affinity = _dict(spec.get("affinity"))
     spec["affinity"] = affinity
-    na = affinity.get("nodeAffinity") if isinstance(affinity.get("nodeAffinity"), dict) else {}
+    na = _dict(affinity.get("nodeAffinity"))
     affinity["nodeAffinity"] = na
     # ReplaceDaemonSetPodNodeNameNodeAffinity: the required terms are replaced by the pin alone (the
     # controller's predicates already checked them); nodeSelector and preferred terms stay.

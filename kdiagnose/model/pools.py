@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kdiagnose.model.objects import ModelError, Taint, parse_resource_list
+from kdiagnose.model.quantity import format_quantity
 
 if TYPE_CHECKING:
     from kdiagnose.model.objects import Node
@@ -151,7 +152,9 @@ _STATE_TAINTS = frozenset(
 
 def pool_taints(node: Node) -> list[Taint]:
     """The node's taints minus those of its state (NotReady, cordoned, being deleted or consolidated)."""
-    return [t for t in node.taints if t.key not in _STATE_TAINTS and not t.key.startswith(_STATE_TAINT_PREFIXES)]
+    return [
+        t for t in node.taints if t.key not in _STATE_TAINTS and not t.key.startswith(_STATE_TAINT_PREFIXES)
+    ]
 
 
 def zone_of(node: Node) -> str:
@@ -181,7 +184,9 @@ def _shape(node: Node) -> tuple[frozenset[tuple[str, str]], tuple[str, ...], tup
     return labels, tuple(sorted(str(t) for t in pool_taints(node))), tuple(sorted(node.allocatable.items()))
 
 
-def _shape_names(shapes: list[tuple[frozenset[tuple[str, str]], tuple[str, ...], tuple[tuple[str, int], ...]]]) -> list[str]:
+def _shape_names(
+    shapes: list[tuple[frozenset[tuple[str, str]], tuple[str, ...], tuple[tuple[str, int], ...]]],
+) -> list[str]:
     """Name each shape by the labels not every shape shares, then its taints, then its allocatable."""
     common = frozenset.intersection(*(s[0] for s in shapes)) if shapes else frozenset()
 
@@ -197,16 +202,27 @@ def _shape_names(shapes: list[tuple[frozenset[tuple[str, str]], tuple[str, ...],
             if seen[names[i]] > 1 or not names[i]:
                 if extra == 1 and s[1]:
                     names[i] = ",".join(x for x in (names[i], *s[1]) if x)
-                elif extra == 2:
-                    alloc = ",".join(f"{k}={v}" for k, v in s[2] if k in ("cpu", "memory"))
+                elif extra == 2 and names[i]:
+                    alloc = ",".join(_alloc_text(k, v) for k, v in s[2] if k in ("cpu", "memory"))
                     names[i] = ",".join(x for x in (names[i], alloc) if x)
     seen2: dict[str, int] = {}
     out = []
-    for n in names:
-        n = n or "nodes"
+    for i, n in enumerate(names):
+        if not n:
+            n = "nodes" + (
+                ""
+                if len(shapes) == 1
+                else "," + ",".join(_alloc_text(k, v) for k, v in shapes[i][2] if k in ("cpu", "memory"))
+            )
         seen2[n] = seen2.get(n, 0) + 1
         out.append(n if seen2[n] == 1 else f"{n}#{seen2[n]}")
     return out
+
+
+def _alloc_text(resource: str, amount: int) -> str:
+    if resource == "memory":
+        return f"memory={amount / 2**30:.3g}Gi"
+    return f"{resource}={format_quantity(resource, amount)}"
 
 
 def _matches_spec(node: Node, spec: PoolSpec) -> bool:

@@ -195,6 +195,18 @@ class Snapshot:
         self.present.add(kind)
         self.cache.clear()
 
+    def replace_object(self, kind: str, old: Obj, new: Obj) -> None:
+        """Swap one raw object (found by identity) for an updated copy, e.g. a claim the gate bound."""
+        items = self.objects.get(kind, [])
+        for i, o in enumerate(items):
+            if o is old:
+                items[i] = new
+                break
+        else:
+            items.append(new)
+        self.present.add(kind)
+        self.cache.clear()
+
     def fork(self) -> Snapshot:
         """An independent copy: bind/remove_pods/add_object on it never touch this snapshot (derive()
         shares untouched NodeInfos, so it is for read-only what-ifs). Pods and nodes are shared, not copied."""

@@ -45,12 +45,16 @@ def _blocked_by_expression(ctx: Context) -> dict[str, list[str]]:
 def _summ(blocks: dict[str, list[str]]) -> str:
     parts = []
     for what, nodes in sorted(blocks.items(), key=lambda kv: -len(kv[1]))[:3]:
-        parts.append(f"{what} rejects {', '.join(nodes[:3])}{' (+%d)' % (len(nodes) - 3) if len(nodes) > 3 else ''}")
+        parts.append(
+            f"{what} rejects {', '.join(nodes[:3])}{f' (+{len(nodes) - 3})' if len(nodes) > 3 else ''}"
+        )
     return "; ".join(parts)
 
 
 class _Candidate:
-    def __init__(self, label: str, mutate: Callable[[Obj], None], fragment: Callable[[Obj], Obj], blocks: str) -> None:
+    def __init__(
+        self, label: str, mutate: Callable[[Obj], None], fragment: Callable[[Obj], Obj], blocks: str
+    ) -> None:
         self.label = label
         self.mutate = mutate
         self.fragment = fragment
@@ -63,19 +67,31 @@ def _node_selector_candidates(ctx: Context, blocks: dict[str, list[str]]) -> lis
         what = f"nodeSelector {key}={value}"
         if what not in blocks:
             continue
-        pref = {"weight": 100, "preference": {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}}
+        pref = {
+            "weight": 100,
+            "preference": {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]},
+        }
 
         def mutate(obj: Obj, key: str = key, pref: Obj = pref) -> None:
             spec = obj["spec"]
             spec["nodeSelector"] = {k: v for k, v in (spec.get("nodeSelector") or {}).items() if k != key}
             na = spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
-            na[_PREFERRED] = list(na.get(_PREFERRED) or []) + [pref]
+            na[_PREFERRED] = [*(na.get(_PREFERRED) or []), pref]
 
         def fragment(base: Obj, key: str = key, pref: Obj = pref) -> Obj:
-            prefs = list(_spec_get(base, "affinity", "nodeAffinity", _PREFERRED) or []) + [pref]
+            prefs = [*(_spec_get(base, "affinity", "nodeAffinity", _PREFERRED) or []), pref]
             return {"nodeSelector": {key: None}, "affinity": {"nodeAffinity": {_PREFERRED: prefs}}}
 
-        out.append([_Candidate(f"replace nodeSelector {key}={value} by a preferred node affinity", mutate, fragment, f"{what} rejects {', '.join(blocks[what][:3])}")])
+        out.append(
+            [
+                _Candidate(
+                    f"replace nodeSelector {key}={value} by a preferred node affinity",
+                    mutate,
+                    fragment,
+                    f"{what} rejects {', '.join(blocks[what][:3])}",
+                )
+            ]
+        )
     return out
 
 
@@ -89,7 +105,11 @@ def _node_affinity_candidates(ctx: Context, blocks: dict[str, list[str]]) -> lis
     text = _summ(expr_blocks)
     if len(terms) == 1 and isinstance(terms[0], dict):
         exprs = list(terms[0].get("matchExpressions") or [])
-        failing = [e for e in exprs if isinstance(e, dict) and any(str(e.get("key")) == k.split(" ", 1)[0] for k in expr_blocks)]
+        failing = [
+            e
+            for e in exprs
+            if isinstance(e, dict) and any(str(e.get("key")) == k.split(" ", 1)[0] for k in expr_blocks)
+        ]
         keep = [e for e in exprs if e not in failing]
         if failing and (keep or terms[0].get("matchFields")):
             pref = {"weight": 100, "preference": {"matchExpressions": failing}}
@@ -98,26 +118,45 @@ def _node_affinity_candidates(ctx: Context, blocks: dict[str, list[str]]) -> lis
             def mutate1(obj: Obj) -> None:
                 na = obj["spec"]["affinity"]["nodeAffinity"]
                 na[_REQUIRED] = {"nodeSelectorTerms": [new_term]}
-                na[_PREFERRED] = list(na.get(_PREFERRED) or []) + [pref]
+                na[_PREFERRED] = [*(na.get(_PREFERRED) or []), pref]
 
             def fragment1(base: Obj) -> Obj:
-                prefs = list(_spec_get(base, "affinity", "nodeAffinity", _PREFERRED) or []) + [pref]
-                return {"affinity": {"nodeAffinity": {_REQUIRED: {"nodeSelectorTerms": [new_term]}, _PREFERRED: prefs}}}
+                prefs = [*(_spec_get(base, "affinity", "nodeAffinity", _PREFERRED) or []), pref]
+                return {
+                    "affinity": {
+                        "nodeAffinity": {_REQUIRED: {"nodeSelectorTerms": [new_term]}, _PREFERRED: prefs}
+                    }
+                }
 
             keys = ", ".join(str(e.get("key")) for e in failing)
-            cands.append(_Candidate(f"move the required node affinity expression(s) on {keys} to preferred", mutate1, fragment1, text))
-    prefs_new = [{"weight": 100, "preference": t} for t in terms if isinstance(t, dict) and (t.get("matchExpressions") or t.get("matchFields"))]
+            cands.append(
+                _Candidate(
+                    f"move the required node affinity expression(s) on {keys} to preferred",
+                    mutate1,
+                    fragment1,
+                    text,
+                )
+            )
+    prefs_new = [
+        {"weight": 100, "preference": t}
+        for t in terms
+        if isinstance(t, dict) and (t.get("matchExpressions") or t.get("matchFields"))
+    ]
 
     def mutate2(obj: Obj) -> None:
         na = obj["spec"]["affinity"]["nodeAffinity"]
         na.pop(_REQUIRED, None)
-        na[_PREFERRED] = list(na.get(_PREFERRED) or []) + prefs_new
+        na[_PREFERRED] = [*(na.get(_PREFERRED) or []), *prefs_new]
 
     def fragment2(base: Obj) -> Obj:
         prefs = list(_spec_get(base, "affinity", "nodeAffinity", _PREFERRED) or []) + prefs_new
         return {"affinity": {"nodeAffinity": {_REQUIRED: None, _PREFERRED: prefs}}}
 
-    cands.append(_Candidate("turn the required node affinity into a preferred one (weight 100)", mutate2, fragment2, text))
+    cands.append(
+        _Candidate(
+            "turn the required node affinity into a preferred one (weight 100)", mutate2, fragment2, text
+        )
+    )
     return [cands]
 
 
@@ -126,30 +165,46 @@ def _pod_affinity_candidates(ctx: Context) -> list[list[_Candidate]]:
     if not failing:
         return []
     out: list[list[_Candidate]] = []
-    for kind, reason_word in (("podAffinity", "pod affinity rules"), ("podAntiAffinity", "pod anti-affinity rules")):
+    for kind, reason_word in (
+        ("podAffinity", "pod affinity rules"),
+        ("podAntiAffinity", "pod anti-affinity rules"),
+    ):
         terms = _spec_get(ctx.pod.raw or {}, "spec", "affinity", kind, _REQUIRED)
         if not isinstance(terms, list) or not terms:
             continue
-        nodes = [x for x in failing if any(reason_word in r and "existing" not in r for r in ctx.d.verdicts[x].reasons)]
+        nodes = [
+            x
+            for x in failing
+            if any(reason_word in r and "existing" not in r for r in ctx.d.verdicts[x].reasons)
+        ]
         if not nodes:
             continue
         for i, term in enumerate(terms):
+
             def mutate(obj: Obj, kind: str = kind, i: int = i) -> None:
                 block = obj["spec"]["affinity"][kind]
                 req = list(block.get(_REQUIRED) or [])
                 moved = req.pop(i)
                 block[_REQUIRED] = req
-                block[_PREFERRED] = list(block.get(_PREFERRED) or []) + [{"weight": 100, "podAffinityTerm": moved}]
+                block[_PREFERRED] = [
+                    *(block.get(_PREFERRED) or []),
+                    {"weight": 100, "podAffinityTerm": moved},
+                ]
 
-            def fragment(base: Obj, kind: str = kind, i: int = i) -> Obj:
+            def fragment(base: Obj, kind: str = kind, i: int = i, terms: list[Any] = terms) -> Obj:
                 req = list(_spec_get(base, "affinity", kind, _REQUIRED) or copy.deepcopy(terms))
                 moved = req.pop(i) if i < len(req) else terms[i]
-                prefs = list(_spec_get(base, "affinity", kind, _PREFERRED) or []) + [{"weight": 100, "podAffinityTerm": moved}]
+                prefs = [
+                    *(_spec_get(base, "affinity", kind, _PREFERRED) or []),
+                    {"weight": 100, "podAffinityTerm": moved},
+                ]
                 return {"affinity": {kind: {_REQUIRED: req or None, _PREFERRED: prefs}}}
 
             tk = term.get("topologyKey") if isinstance(term, dict) else ""
             label = f"turn required {kind} term #{i + 1} (topologyKey {tk}) into a preferred one"
-            out.append([_Candidate(label, mutate, fragment, f"the {kind} term rejects {', '.join(nodes[:3])}")])
+            out.append(
+                [_Candidate(label, mutate, fragment, f"the {kind} term rejects {', '.join(nodes[:3])}")]
+            )
     return out
 
 
@@ -174,7 +229,9 @@ def _spread_candidates(ctx: Context) -> list[list[_Candidate]]:
 
         tk = c.get("topologyKey")
         label = f"set topology spread constraint #{i + 1} (topologyKey {tk}, maxSkew {c.get('maxSkew')}) to whenUnsatisfiable: ScheduleAnyway"
-        out.append([_Candidate(label, mutate, fragment, f"the spread constraint rejects {', '.join(failing[:3])}")])
+        out.append(
+            [_Candidate(label, mutate, fragment, f"the spread constraint rejects {', '.join(failing[:3])}")]
+        )
     return out
 
 
@@ -190,9 +247,20 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
         + _pod_affinity_candidates(ctx)
         + _spread_candidates(ctx)
     )
-    existing = [x for x in ctx.nodes_failing(n.INTER_POD_AFFINITY) if any("existing" in r for r in ctx.d.verdicts[x].reasons)]
+    existing = [
+        x
+        for x in ctx.nodes_failing(n.INTER_POD_AFFINITY)
+        if any("existing" in r for r in ctx.d.verdicts[x].reasons)
+    ]
     if existing:
-        pods = sorted({p for x in existing for det in ctx.d.verdicts[x].details for p in det.get("podsWithAntiAffinity") or []})
+        pods = sorted(
+            {
+                p
+                for x in existing
+                for det in ctx.d.verdicts[x].details
+                for p in det.get("podsWithAntiAffinity") or []
+            }
+        )
         notes.append(
             f"affinity: {len(existing)} node(s) are blocked by the anti-affinity of pods already running "
             f"({', '.join(pods[:5]) or 'see the node table'}): only a change to those pods would free them"
@@ -206,15 +274,23 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
             r = ctx.replay_modified(pod)
             if not r.schedules:
                 blocked = [s for s in r.verdicts.values() if not s.ok]
-                worst = max(({s.plugin: 0 for s in blocked}).keys(), key=lambda p: sum(1 for s in blocked if s.plugin == p), default="")
+                worst = max(
+                    ({s.plugin: 0 for s in blocked}).keys(),
+                    key=lambda p: sum(1 for s in blocked if s.plugin == p),
+                    default="",
+                )
                 sample = next((s for s in blocked if s.plugin == worst), None)
-                last_fail = f"affinity: to {cand.label} would not help: nodes stay blocked by {worst}" + (f" ({describe_status(sample)})" if sample else "")
+                last_fail = f"affinity: to {cand.label} would not help: nodes stay blocked by {worst}" + (
+                    f" ({describe_status(sample)})" if sample else ""
+                )
                 continue
             out.append(
                 Remedy(
                     kind="relax-affinity",
                     summary=f"{cand.label} in {ctx.owner} ({cand.blocks})",
-                    plugin=n.NODE_AFFINITY if "node affinity" in cand.label or "nodeSelector" in cand.label else (n.POD_TOPOLOGY_SPREAD if "spread" in cand.label else n.INTER_POD_AFFINITY),
+                    plugin=n.NODE_AFFINITY
+                    if "node affinity" in cand.label or "nodeSelector" in cand.label
+                    else (n.POD_TOPOLOGY_SPREAD if "spread" in cand.label else n.INTER_POD_AFFINITY),
                     patch=ctx.patch(cand.fragment(ctx.base_spec())),
                     target=str(ctx.owner),
                     unblocks=list(r.feasible),

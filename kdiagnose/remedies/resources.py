@@ -63,7 +63,14 @@ def _cut(ctx: Context, obj: Obj, caps: dict[str, int]) -> list[tuple[str, str, i
             return []
 
         def req(c: Obj, res: str = res) -> int:
-            return next((cc.requests.get(res, 0) for cc in pod.containers + pod.init_containers if cc.name == c.get("name")), 0)
+            return next(
+                (
+                    cc.requests.get(res, 0)
+                    for cc in pod.containers + pod.init_containers
+                    if cc.name == c.get("name")
+                ),
+                0,
+            )
 
         sidecars = [c for c in inits if c.get("restartPolicy") == "Always"]
         regular = containers + sidecars
@@ -94,9 +101,12 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
     caps = _caps(ctx)
     if not caps or ctx.pod.raw is None:
         return [], notes
+
     # The node needing the smallest relative cut sets the cap; ties by name order (snapshot order).
     def cut_size(c: dict[str, int]) -> float:
-        return max((ctx.pod.requests.get(r, 0) - v) / max(ctx.pod.requests.get(r, 1), 1) for r, v in c.items())
+        return max(
+            (ctx.pod.requests.get(r, 0) - v) / max(ctx.pod.requests.get(r, 1), 1) for r, v in c.items()
+        )
 
     best, _ = min(caps, key=lambda cn: cut_size(cn[0]))
     # Every resource any best-fitting node lacks is capped at that node's free amount.
@@ -123,7 +133,9 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
     for cname, res, new in changes:
         by_container.setdefault(cname, {})[res] = format_quantity(res, new)
     fragment: Obj = {}
-    conts = [{"name": c, "resources": {"requests": reqs}} for c, reqs in by_container.items() if c != "(pod-level)"]
+    conts = [
+        {"name": c, "resources": {"requests": reqs}} for c, reqs in by_container.items() if c != "(pod-level)"
+    ]
     init_names = {c.name for c in ctx.pod.init_containers}
     if [c for c in conts if c["name"] not in init_names]:
         fragment["containers"] = [c for c in conts if c["name"] not in init_names]

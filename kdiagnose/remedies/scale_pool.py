@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kdiagnose.model.objects import Node, Pod
+from kdiagnose.model.objects import Node, Pod, Taint
 from kdiagnose.model.pools import NodePool, PoolSpec, _shape, detect_pools, pool_taints, zone_of
 from kdiagnose.model.snapshot import NodeInfo, Snapshot
 from kdiagnose.remedies.whatif import Context, daemon_pods_for, describe_status, simulated_node, with_bound
@@ -73,13 +73,15 @@ class Template:
 
     pool: NodePool
     labels: dict[str, str]
-    taints: list
+    taints: list[Taint]
     allocatable: dict[str, int]
     rep: NodeInfo | None
 
     def node(self, i: int) -> tuple[Node, list[Pod]]:
         name = _sim_name(self.pool.name, i)
-        return simulated_node(name, self.labels, self.taints, self.allocatable), daemon_pods_for(self.rep, name)
+        return simulated_node(name, self.labels, self.taints, self.allocatable), daemon_pods_for(
+            self.rep, name
+        )
 
 
 def templates(pool: NodePool, label_overrides: dict[str, str] | None = None) -> list[Template]:
@@ -158,13 +160,18 @@ def _why(pool: NodePool, st: Status) -> str:
     if st.plugin == n.TAINT_TOLERATION:
         return f"the pool's taint {det.get('taint', '')} is not tolerated by the pod".replace("  ", " ")
     if st.plugin == n.NODE_AFFINITY:
-        return f"the pool's labels do not match the pod's node affinity/selector ({describe_status(st).partition('(')[2].rstrip(')')})"
+        what = det.get("nodeSelector") or det.get("nodeAffinity") or det.get("addedAffinity") or ""
+        if isinstance(what, list):
+            what = " or ".join(str(x) for x in what)
+        return f"the pool's labels do not match the pod's node affinity/selector ({what})"
     if st.plugin == n.NODE_RESOURCES_FIT:
         return f"a new node is too small: {describe_status(st)}"
     return f"a new node would fail {st.plugin or 'PreFilter'}: {describe_status(st)}"
 
 
-def try_pool(ctx: Context, pool: NodePool, label_overrides: dict[str, str] | None = None) -> tuple[Fit | None, str]:
+def try_pool(
+    ctx: Context, pool: NodePool, label_overrides: dict[str, str] | None = None
+) -> tuple[Fit | None, str]:
     """The packing on the first template of the pool that fits the pod, or why none does."""
     headroom = _headroom(pool)
     why: list[str] = []
@@ -175,14 +182,14 @@ def try_pool(ctx: Context, pool: NodePool, label_overrides: dict[str, str] | Non
         st = r.verdicts.get(first[0].name) or r.prefilter
         if r.schedules:
             if headroom is not None and headroom <= 0:
-                return None, f"a new node would fit, but the pool is at its max size ({pool.spec.max if pool.spec else '?'})"
+                return (
+                    None,
+                    f"a new node would fit, but the pool is at its max size ({pool.spec.max if pool.spec else '?'})",
+                )
             return _pack(ctx, tpl, first, headroom), ""
         if st is not None:
             text = _why(pool, st)
-            zone = zone_of(first[0])
-            if zone and len(why) < 3 and text not in why:
-                why.append(f"{text} [zone {zone}]" if len(templates(pool)) > 1 else text)
-            elif text not in why and len(why) < 3:
+            if text not in why and len(why) < 3:
                 why.append(text)
     return None, "; ".join(why) or "no member to copy"
 
@@ -190,6 +197,12 @@ def try_pool(ctx: Context, pool: NodePool, label_overrides: dict[str, str] | Non
 def remedies(ctx: Context, specs: list[PoolSpec] | None = None) -> tuple[list[Remedy], list[str]]:
     out: list[Remedy] = []
     notes: list[str] = []
+    pinned = ctx.d.prefilter_node_names
+    if pinned is not None:
+        shown = ", ".join(pinned[:3]) + ("..." if len(pinned) > 3 else "")
+        return out, [
+            f"pools: no scale-up: the pod is pinned to node(s) {shown or '(none)'} by its node affinity (matchFields metadata.name): no new node can run it"
+        ]
     pools = pools_for(ctx.snapshot, specs)
     for pool in pools:
         if pool.control_plane and pool.spec is None:
@@ -225,7 +238,7 @@ def _remedy(ctx: Context, pool: NodePool, fit: Fit, kind: str = "scale-pool", ex
         unblocks=list(fit.nodes),
         risk=risk,
         verify=(
-            f"watch the pool grow (kubectl get nodes -l {label if '=' in label else 'pool=' + label}); the pod binds once a "
+            f"watch the pool grow ({'kubectl get nodes -l ' + label if pool.source not in ('shape', 'file') else 'kubectl get nodes'}); the pod binds once a "
             f"new node is Ready; roll back by scaling the pool down (the autoscaler removes the node when idle)"
         ),
         details={

@@ -35,7 +35,9 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
     for name in ctx.nodes_failing(n.TAINT_TOLERATION):
         node = ctx.snapshot.node_info_by_name[name].node
         taints = tuple(
-            t for t in node.taints if t.effect in _FILTERED_EFFECTS and not any(tol.tolerates(t) for tol in pod_tols)
+            t
+            for t in node.taints
+            if t.effect in _FILTERED_EFFECTS and not any(tol.tolerates(t) for tol in pod_tols)
         )
         if not taints:
             continue
@@ -91,8 +93,11 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
                     f"the taint reserves these nodes for other workloads: tolerating it lets {ctx.owner} run beside "
                     "them (and, for NoExecute, stay through evictions); the owner of the taint may object"
                 ),
-                verify=f"{ctx.verify_hint(r.feasible)}; {ctx.apply_hint()}",
-                details={"taints": [str(t) for t in taints], "still_blocked": {k: v.message for k, v in still.items()}},
+                verify=f"{ctx.verify_hint(r.feasible)}; {ctx.apply_hint(in_place=True)}",
+                details={
+                    "taints": [str(t) for t in taints],
+                    "still_blocked": {k: v.message for k, v in still.items()},
+                },
             )
         )
     return out, notes

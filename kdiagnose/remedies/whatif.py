@@ -103,11 +103,18 @@ def owner_of(snapshot: Snapshot, pod: Pod) -> Owner:
         up = _controller(obj)
         if up is not None and up.get("kind") == "Deployment":
             dname = str(up.get("name") or "")
-            return Owner("Deployment", ns, dname, _template_of("Deployment", snapshot.get("Deployment", dname, ns)) or _template_of(kind, obj))
+            return Owner(
+                "Deployment",
+                ns,
+                dname,
+                _template_of("Deployment", snapshot.get("Deployment", dname, ns)) or _template_of(kind, obj),
+            )
         h = pod.labels.get("pod-template-hash")
         if obj is None and h and name.endswith("-" + h):
             dname = name[: -len(h) - 1]
-            return Owner("Deployment", ns, dname, _template_of("Deployment", snapshot.get("Deployment", dname, ns)))
+            return Owner(
+                "Deployment", ns, dname, _template_of("Deployment", snapshot.get("Deployment", dname, ns))
+            )
     return Owner(kind, ns, name, _template_of(kind, obj) if kind in _TEMPLATE_KINDS else None)
 
 
@@ -127,7 +134,9 @@ class Replay:
         return bool(self.feasible)
 
 
-def filter_replay(snapshot: Snapshot, scheduler: Scheduler, pod: Pod, nodes: Iterable[str] | None = None) -> Replay:
+def filter_replay(
+    snapshot: Snapshot, scheduler: Scheduler, pod: Pod, nodes: Iterable[str] | None = None
+) -> Replay:
     """PreFilter on the whole snapshot, Filter on `nodes` (default: all), with the pod's profile."""
     profile = next((p for p in scheduler.profiles if p.scheduler_name == pod.scheduler_name), None)
     if profile is None:
@@ -181,7 +190,9 @@ def with_bound(snapshot: Snapshot, binds: Sequence[tuple[Pod, str]]) -> Snapshot
 # ---------------------------------------------------------------------------------------------- nodes
 
 
-def simulated_node(name: str, labels: dict[str, str], taints: Iterable[Taint], allocatable: dict[str, int]) -> Node:
+def simulated_node(
+    name: str, labels: dict[str, str], taints: Iterable[Taint], allocatable: dict[str, int]
+) -> Node:
     """A fresh, Ready, schedulable node with a pool's labels (hostname adjusted), its pool taints (none of
     the state taints a real member may carry) and its allocatable, named `name`."""
     node = Node({"metadata": {"name": name}})
@@ -226,7 +237,9 @@ class Context:
 
     # ---- replays
 
-    def replay(self, snapshot: Snapshot | None = None, pod: Pod | None = None, nodes: Iterable[str] | None = None) -> Replay:
+    def replay(
+        self, snapshot: Snapshot | None = None, pod: Pod | None = None, nodes: Iterable[str] | None = None
+    ) -> Replay:
         self.replays += 1
         return filter_replay(snapshot or self.snapshot, self.scheduler, pod or self.pod, nodes)
 
@@ -261,23 +274,35 @@ class Context:
         tols = [
             t
             for t in spec.get("tolerations") or []
-            if not (isinstance(t, dict) and t.get("key") in _DEFAULT_TOLERATION_KEYS and t.get("tolerationSeconds") == 300)
+            if not (
+                isinstance(t, dict)
+                and t.get("key") in _DEFAULT_TOLERATION_KEYS
+                and t.get("tolerationSeconds") == 300
+            )
         ]
         spec["tolerations"] = tols
         return spec
 
     def patch(self, spec_fragment: Obj) -> str:
         """A strategic-merge patch for the owner's pod template (the pod's spec for a bare pod)."""
-        body: Obj = {"spec": spec_fragment} if self.owner.is_pod else {"spec": {"template": {"spec": spec_fragment}}}
+        body: Obj = (
+            {"spec": spec_fragment} if self.owner.is_pod else {"spec": {"template": {"spec": spec_fragment}}}
+        )
         head = f"# strategic merge patch for {self.owner}\n"
         return head + yaml.safe_dump(body, sort_keys=False, default_flow_style=False)
 
-    def apply_hint(self) -> str:
+    def apply_hint(self, in_place: bool = False) -> str:
+        """How to apply and roll back; `in_place` for fields a pod accepts live (added tolerations)."""
         o = self.owner
         if o.is_pod:
+            if in_place:
+                return (
+                    f"kubectl patch pod {o.name} -n {o.namespace} --type strategic --patch-file patch.yaml "
+                    "(tolerations can be added to an existing pod); also add it to the manifest that creates the pod"
+                )
             return (
-                f"the pod has no controller: apply the change to its manifest and re-create it "
-                f"(kubectl replace --force -f pod.yaml); keep the old manifest to roll back"
+                "the pod has no controller and these fields cannot change on an existing pod: apply the change "
+                "to the manifest (or tool) that creates it; keep the old manifest to roll back"
             )
         kind = o.kind.lower()
         text = f"kubectl patch {kind} {o.name} -n {o.namespace} --type strategic --patch-file patch.yaml"
@@ -290,7 +315,11 @@ class Context:
     def verify_hint(self, nodes: Sequence[str]) -> str:
         where = ", ".join(nodes[:3]) + (f" (+{len(nodes) - 3} more)" if len(nodes) > 3 else "")
         sel = ",".join(f"{k}={v}" for k, v in sorted(self.pod.labels.items()) if k != "pod-template-hash")
-        pods = f"kubectl get pods -n {self.pod.namespace} -l {sel} -o wide" if sel else f"kubectl get pod -n {self.pod.namespace} {self.pod.name} -o wide"
+        pods = (
+            f"kubectl get pods -n {self.pod.namespace} -l {sel} -o wide"
+            if sel
+            else f"kubectl get pod -n {self.pod.namespace} {self.pod.name} -o wide"
+        )
         return f"{pods}: the new pod should be Running on {where}"
 
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from kdiagnose.gate import GateResult, WorkloadResult
     from kdiagnose.report.interface import PodReport
 
-__all__ = ["MARKS", "failure_text", "location", "node_causes", "render"]
+__all__ = ["MARKS", "OUTCOME_WORDS", "failure_text", "location", "node_causes", "render"]
 
 MARKS = {
     "fits": "PASS",
@@ -23,6 +23,14 @@ MARKS = {
     "unschedulable": "FAIL",
     "not-checked": "SKIP",
     "ignored": "SKIP",
+}
+OUTCOME_WORDS = {
+    "fits": "fits now",
+    "preemption": "fits only by preemption",
+    "scale-up": "fits only after scale-up",
+    "unschedulable": "never fits",
+    "not-checked": "not checked",
+    "ignored": "skipped",
 }
 _MAX_NODES_SHOWN = 3
 _MAX_REMEDIES = 3
@@ -40,7 +48,9 @@ def node_causes(pr: PodReport) -> list[str]:
     for node, st in d.verdicts.items():
         if st.ok:
             continue
-        groups.setdefault((st.plugin or "", tuple(st.reasons)), []).append((node, describe_details(st.details)))
+        groups.setdefault((st.plugin or "", tuple(st.reasons)), []).append(
+            (node, describe_details(st.details))
+        )
     if d.not_evaluated and d.absent is not None:
         key = (d.absent.plugin or "PreFilter", tuple(d.absent.reasons))
         groups.setdefault(key, []).extend((n, "") for n in d.not_evaluated)
@@ -55,7 +65,9 @@ def node_causes(pr: PodReport) -> list[str]:
         lines.append(head + (f" ({'; '.join(details)})" if details else ""))
     if d.preemption is not None:
         victims = ", ".join(sorted(v.key for v in d.preemption.victims))
-        lines.append(f"preemption: nominated node {d.preemption.nominated_node}, evicting {victims or 'nothing'}")
+        lines.append(
+            f"preemption: nominated node {d.preemption.nominated_node}, evicting {victims or 'nothing'}"
+        )
     return lines
 
 
@@ -82,7 +94,8 @@ def render(result: GateResult) -> str:
         "",
     ]
     for r in result.results:
-        lines.append(f"{MARKS[r.outcome.value]} {r.workload.key}: {r.summary}")
+        mark = "FAIL" if r.fails_policy else MARKS[r.outcome.value]
+        lines.append(f"{mark} {r.workload.key} [{OUTCOME_WORDS[r.outcome.value]}]: {r.summary}")
         lines.append(f"     {location(r)}")
         if r.outcome.value in ("preemption", "scale-up", "unschedulable"):
             lines.extend(f"     {x}" for x in failure_text(r).splitlines()[1:])

@@ -32,7 +32,9 @@ def render(result: GateResult) -> str:
     failures = len(result.failing)
     skipped = sum(1 for r in result.results if r.outcome.value in ("ignored", "not-checked"))
     tests = str(len(result.results))
-    root = ET.Element("testsuites", name=SUITE_NAME, tests=tests, failures=str(failures), errors="0", time="0")
+    root = ET.Element(
+        "testsuites", name=SUITE_NAME, tests=tests, failures=str(failures), errors="0", time="0"
+    )
     suite = ET.SubElement(
         root,
         "testsuite",
@@ -53,10 +55,16 @@ def render(result: GateResult) -> str:
     for r in result.results:
         w = r.workload
         case = ET.SubElement(
-            suite, "testcase", name=_clean(f"{w.namespace}/{w.name}"), classname=f"kdiagnose.check.{w.kind}", time="0"
+            suite,
+            "testcase",
+            name=_clean(f"{w.namespace}/{w.name}"),
+            classname=f"kdiagnose.check.{w.kind}",
+            time="0",
         )
         if r.fails_policy:
-            failure = ET.SubElement(case, "failure", message=_clean(r.message or r.summary), type=r.outcome.value)
+            failure = ET.SubElement(
+                case, "failure", message=_clean(r.message or r.summary), type=r.outcome.value
+            )
             failure.text = _clean(failure_text(r))
         elif r.outcome.value in ("ignored", "not-checked"):
             ET.SubElement(case, "skipped", message=_clean(r.summary))

@@ -282,6 +282,7 @@ def build_recorded(
     pods: Iterable[Obj] = (),
     num_nodes: int | None = None,
     configured_profiles: bool = False,
+    extenders: Iterable[str] = (),
 ) -> Recorded | None:
     """What the cluster recorded for the pod, whether the replay agrees, and the likely cause when not."""
     latest = latest_failed_scheduling(events)
@@ -351,6 +352,7 @@ def build_recorded(
             pods,
             num_nodes,
             configured_profiles,
+            list(extenders),
         )
     )
     return rec
@@ -367,6 +369,7 @@ def _explain(
     pods: Iterable[Obj],
     num_nodes: int | None,
     configured_profiles: bool,
+    extenders: list[str],
 ) -> list[str]:
     causes: list[str] = []
     if len(recorded.encode()) >= EVENT_LIMIT - 4 and recorded.endswith("..."):
@@ -394,6 +397,8 @@ def _explain(
         causes.append(
             f'the pod\'s scheduler "{d.profile}" may run a non-default configuration: pass its --scheduler-config'
         )
+    if extenders:
+        causes.append(f"the scheduler calls extender(s) the replay cannot run ({', '.join(extenders)})")
     unknown = sorted(set(rec_reasons) - set(rep_reasons))
     if unknown:
         causes.append(

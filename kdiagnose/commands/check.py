@@ -1,0 +1,173 @@
+"""`kdiagnose check`: will these manifests schedule on this cluster? (the CI gate; logic in kdiagnose/gate.py)
+
+Exit codes: 0 every workload passes the --fail-on policy, 1 one fails it, 2 usage error, 3 input error.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from kdiagnose.errors import UsageError
+
+__all__ = ["OUTPUTS", "check_command"]
+
+OUTPUTS = ("human", "json", "junit", "sarif", "github")
+DEFAULT_K8S_VERSION = "v1.34.1"
+
+
+def _render(result: object, output: str, pools: dict[str, str]) -> str:
+    from kdiagnose.gate import GateResult
+
+    assert isinstance(result, GateResult)
+    if output == "json":
+        from kdiagnose.report.gate_json import render as render_json
+
+        return render_json(result, pools)
+    if output == "junit":
+        from kdiagnose.report.junit import render as render_junit
+
+        return render_junit(result)
+    if output == "sarif":
+        from kdiagnose.report.sarif import render as render_sarif
+
+        return render_sarif(result)
+    if output == "github":
+        from kdiagnose.report.github import render as render_github
+
+        return render_github(result)
+    from kdiagnose.report.gate_text import render as render_text
+
+    return render_text(result)
+
+
+def check_command(
+    files: list[str] = typer.Option(
+        ...,
+        "-f",
+        "--filename",
+        metavar="PATH",
+        help="Manifests: files, directories (recursive), - for stdin.",
+    ),
+    snapshot: list[str] = typer.Option(
+        [],
+        "--snapshot",
+        metavar="SNAPSHOT",
+        help="The cluster: dump files, directories, tarballs (repeatable).",
+    ),
+    context: str | None = typer.Option(
+        None, "--context", help="A live cluster's kube context (not available yet)."
+    ),
+    namespace: str = typer.Option(
+        "default", "-n", "--namespace", help="Namespace of manifests that set none (as kubectl apply -n)."
+    ),
+    k8s_version: str | None = typer.Option(
+        None, "--k8s-version", help=f"kube-scheduler release to replay (default {DEFAULT_K8S_VERSION})."
+    ),
+    output: str = typer.Option("human", "--output", "-o", metavar="|".join(OUTPUTS), help="Output format."),
+    output_file: str | None = typer.Option(
+        None,
+        "--output-file",
+        metavar="FILE",
+        help="Write the report here (stdout then gets the human summary).",
+    ),
+    fail_on: str | None = typer.Option(
+        None,
+        "--fail-on",
+        metavar="unschedulable|preemption|scale-up",
+        help="Fail workloads with this outcome or worse (default unschedulable).",
+    ),
+    config: str | None = typer.Option(
+        None, "--config", metavar="FILE", help="Gate config (default: .kdiagnose.yaml found upward)."
+    ),
+    no_config: bool = typer.Option(False, "--no-config", help="Do not look for .kdiagnose.yaml."),
+    replace: bool = typer.Option(
+        False,
+        "--replace",
+        help="Remove the workloads' existing pods first (check an update, not an addition).",
+    ),
+    headroom: bool = typer.Option(
+        False, "--headroom", help="Also report how many more replicas of each fit."
+    ),
+    headroom_cap: int = typer.Option(1000, "--headroom-cap", min=1, help="Stop counting headroom here."),
+    scheduler_config: str | None = typer.Option(
+        None, "--scheduler-config", metavar="FILE", help="KubeSchedulerConfiguration to replay."
+    ),
+    strict_config: bool = typer.Option(
+        False, "--strict-config", help="Reject scheduler configs with parts kdiagnose cannot replay."
+    ),
+    no_remedies: bool = typer.Option(False, "--no-remedies", help="Skip remedies (faster)."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+) -> None:
+    """Check that workload manifests (Deployments, StatefulSets, DaemonSets, Jobs, ...) fit on a cluster snapshot."""
+    from kdiagnose.gate import FAIL_ON, GateOptions, default_remedy_fn, exit_code, load_workloads, run_gate
+    from kdiagnose.gateconfig import GateConfig, discover_config, load_gate_config
+
+    if output not in OUTPUTS:
+        raise UsageError(f"invalid --output {output!r}: choose one of {', '.join(OUTPUTS)}")
+    if fail_on is not None and fail_on not in FAIL_ON:
+        raise UsageError(f"invalid --fail-on {fail_on!r}: choose one of {', '.join(FAIL_ON)}")
+    if config is not None:
+        if not Path(config).is_file():
+            raise UsageError(f"--config {config}: no such file")
+        cfg = load_gate_config(Path(config))
+    else:
+        found = None if no_config else discover_config()
+        cfg = load_gate_config(found) if found is not None else GateConfig()
+    if context is not None:
+        raise UsageError(
+            "--context: checking against a live cluster is not available yet",
+            hint="save a snapshot (kubectl get nodes,pods,pvc,pv,storageclasses,priorityclasses -A -o yaml) "
+            "and pass it with --snapshot",
+        )
+    snapshot_paths = list(snapshot) or ([cfg.snapshot] if cfg.snapshot else [])
+    if not snapshot_paths:
+        raise UsageError("no cluster: pass --snapshot SNAPSHOT (or set snapshot: in .kdiagnose.yaml)")
+    if "-" in snapshot_paths and "-" in files:
+        raise UsageError("stdin (-) can feed either the manifests or the snapshot, not both")
+
+    from kdiagnose.cli import dialect_option
+    from kdiagnose.load.dump import load_snapshot
+    from kdiagnose.model.pools import pool_of
+
+    dialect = dialect_option(k8s_version or cfg.k8s_version or DEFAULT_K8S_VERSION)
+    profiles = None
+    sched_path = scheduler_config or cfg.scheduler_config
+    if sched_path:
+        from kdiagnose.schedconfig import load_scheduler_config
+
+        profiles = list(load_scheduler_config(sched_path, dialect, strict=strict_config).profiles)
+    workloads, other = load_workloads(files, default_namespace=namespace)
+    snap, _ = load_snapshot(snapshot_paths, dialect)
+    result = run_gate(
+        snap,
+        workloads,
+        profiles=profiles,
+        options=GateOptions(
+            fail_on=fail_on or cfg.fail_on or "unschedulable",
+            replace=replace,
+            headroom=headroom,
+            headroom_cap=headroom_cap,
+            config=cfg,
+        ),
+        remedy_fn=None if no_remedies else default_remedy_fn(),
+        ignored_kinds=other,
+        snapshot_source=", ".join(snapshot_paths),
+    )
+    pools = {ni.name: p for ni in snap.node_infos if (p := pool_of(ni.node)) is not None}
+    text = _render(result, output, pools)
+    if output_file:
+        try:
+            Path(output_file).write_text(text, encoding="utf-8")
+        except OSError as e:
+            from kdiagnose.errors import InputError
+
+            raise InputError(f"--output-file {output_file}: cannot write: {e.strerror or e}") from None
+        if output != "human":
+            sys.stdout.write(_render(result, "human", pools))
+    else:
+        sys.stdout.write(text)
+    sys.stdout.flush()
+    raise typer.Exit(int(exit_code(result)))

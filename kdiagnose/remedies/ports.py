@@ -1,0 +1,78 @@
+"""Free a host port: the bound pods holding a port the pod wants (plugins/nodeports/node_ports.go), proven by
+replaying with those pods gone from one node. DaemonSet pods hold their port on every node: not suggested."""
+
+from __future__ import annotations
+
+from kdiagnose.model.objects import Pod
+from kdiagnose.remedies.whatif import Context, describe_status, owner_of
+from kdiagnose.report.interface import Remedy
+from kdiagnose.scheduler import names as n
+from kdiagnose.scheduler.plugins.nodeports.node_ports import port_conflicts
+
+__all__ = ["MAX_NODES_TRIED", "remedies"]
+
+MAX_NODES_TRIED = 3
+
+
+def _holders(ctx: Context, node: str) -> list[Pod]:
+    wanted = ctx.pod.host_ports()
+    ni = ctx.snapshot.node_info_by_name[node]
+    return [p for p in ni.pods if any(port_conflicts(w, u) for w in wanted for u in p.host_ports())]
+
+
+def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
+    failing = ctx.nodes_failing(n.NODE_PORTS)
+    if not failing:
+        return [], []
+    notes: list[str] = []
+    options: list[tuple[int, str, list[Pod]]] = []
+    daemon_held = 0
+    for node in failing:
+        holders = _holders(ctx, node)
+        if not holders:
+            continue
+        if any((p.controller_ref() or {}).get("kind") == "DaemonSet" for p in holders):
+            daemon_held += 1
+            continue
+        options.append((len(holders), node, holders))
+    if daemon_held:
+        notes.append(
+            f"host port: on {daemon_held} node(s) a DaemonSet pod holds the port: it holds it on every node it runs on"
+        )
+    options.sort(key=lambda o: (o[0], o[1]))
+    for _, node, holders in options[:MAX_NODES_TRIED]:
+        r = ctx.replay(ctx.snapshot.derive(remove_pods=holders), nodes=[node])
+        if not r.schedules:
+            st = r.verdicts.get(node)
+            notes.append(
+                f"host port: freeing the port on {node} would not help: {describe_status(st) if st else ''}"
+            )
+            continue
+        ports = sorted(
+            {
+                f"{u[2]}/{u[1]}"
+                for p in holders
+                for u in p.host_ports()
+                for w in ctx.pod.host_ports()
+                if port_conflicts(w, u)
+            }
+        )
+        who = ", ".join(f"{p.key} ({owner_of(ctx.snapshot, p)})" for p in holders)
+        others = len(options) - 1
+        return [
+            Remedy(
+                kind="free-port",
+                summary=(
+                    f"host port {', '.join(ports)} on {node} is held by {who}: move it to another node or give it "
+                    f"another hostPort"
+                    + (f" ({others} other node(s) have the same conflict)" if others > 0 else "")
+                ),
+                plugin=n.NODE_PORTS,
+                target=", ".join(p.key for p in holders),
+                unblocks=[node],
+                risk="moves another workload (its pod is rescheduled, and may itself not fit elsewhere)",
+                verify=f"kubectl get pods -A -o wide --field-selector spec.nodeName={node}; {ctx.verify_hint([node])}",
+                details={"node": node, "ports": ports, "holders": [p.key for p in holders]},
+            )
+        ], notes
+    return [], notes

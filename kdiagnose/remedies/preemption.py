@@ -1,0 +1,76 @@
+"""Preemption: what DefaultPreemption decided (scheduler/preemption.py, default_preemption.go), proven by
+replaying the pod with the victims removed; when it cannot preempt, why."""
+
+from __future__ import annotations
+
+from kdiagnose.remedies.whatif import Context
+from kdiagnose.report.interface import Remedy
+from kdiagnose.scheduler import names as n
+from kdiagnose.scheduler.framework import Code
+from kdiagnose.scheduler.preemption import filter_pods_with_pdb_violation, pdbs_of
+
+__all__ = ["remedies"]
+
+
+def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
+    d = ctx.d
+    pod = ctx.pod
+    pre = d.preemption
+    if pre is None:
+        return [], _why_not(ctx)
+    victims = list(pre.victims)
+    r = ctx.replay(ctx.snapshot.derive(remove_pods=victims), nodes=[pre.nominated_node])
+    if not r.schedules:
+        st = r.verdicts.get(pre.nominated_node)
+        return [], [
+            f"preemption: evicting the victims on {pre.nominated_node} did not make it feasible in the replay ({st.message if st else ''})"
+        ]
+    pdbs = pdbs_of(ctx.snapshot)
+    violating, _ = filter_pods_with_pdb_violation(victims, pdbs)
+    bad = {id(v) for v in violating}
+    rows = []
+    for v in victims:
+        effect = "violates its PodDisruptionBudget" if id(v) in bad else "within PDB budget"
+        rows.append({"pod": v.key, "priority": v.priority, "pdb": effect})
+    listing = ", ".join(f"{x['pod']} (priority {x['priority']}, {x['pdb']})" for x in rows)
+    return [
+        Remedy(
+            kind="preemption",
+            summary=(
+                f"the scheduler will preempt {len(victims)} lower-priority pod(s) on {pre.nominated_node} "
+                f"and nominate it for {pod.key}: {listing}"
+            ),
+            plugin=n.DEFAULT_PREEMPTION,
+            unblocks=[pre.nominated_node],
+            risk=(
+                f"the victims are evicted (graceful termination) and rescheduled if they can be; "
+                f"{len(violating)} eviction(s) violate a PodDisruptionBudget"
+            ),
+            verify=(
+                f"kubectl get pod -n {pod.namespace} {pod.name} -o jsonpath='{{.status.nominatedNodeName}}' shows "
+                f"{pre.nominated_node}; nothing to roll back: lower the pod's priority to avoid it"
+            ),
+            details={"nominated_node": pre.nominated_node, "victims": rows, "pdb_violations": len(violating)},
+        )
+    ], []
+
+
+def _why_not(ctx: Context) -> list[str]:
+    pod = ctx.pod
+    d = ctx.d
+    if pod.preemption_policy == "Never":
+        return ["preemption: not possible: the pod has preemptionPolicy: Never"]
+    lower = any(p.priority < pod.priority for ni in ctx.snapshot.node_infos for p in ni.pods)
+    if not lower:
+        return [f"preemption: not possible: no running pod has a priority below the pod's ({pod.priority})"]
+    uu = sum(1 for s in d.verdicts.values() if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+    u = sum(1 for s in d.verdicts.values() if s.code == Code.UNSCHEDULABLE)
+    if u == 0:
+        return [
+            f"preemption: not helpful: all {uu} node(s) reject the pod for reasons evicting pods cannot fix "
+            "(taints, affinity, node selectors, volumes, allocatable too small)"
+        ]
+    return [
+        f"preemption: not possible: on the {u} node(s) where evicting pods could help, evicting every "
+        f"pod of lower priority than {pod.priority} still would not make room ({uu} other node(s) cannot be helped)"
+    ]

@@ -1,0 +1,105 @@
+"""Scale the matching node pool: templates, packing of an owner's pending pods, per-pool "why not"."""
+
+from __future__ import annotations
+
+import pytest
+
+from kdiagnose.load.files import load_paths
+from kdiagnose.load.snapshot import build_snapshot
+from kdiagnose.model.pools import load_pools, parse_pools
+from kdiagnose.remedies.whatif import daemon_pods_for
+from kdiagnose.versions import dialect_for
+from tests.remedies.helpers import FIXTURES, by_kind, remedies_for
+
+
+def test_seed_scales_the_web_shape_pool_by_one() -> None:
+    remedies, notes = remedies_for("golden/seed-hello-web.yaml", "default/hello-web-new")
+    (scale,) = by_kind(remedies, "scale-pool")
+    assert scale.summary.startswith("scale node pool workload=web by 1")
+    assert scale.details["template"] in ("node-a", "node-c")
+    assert (
+        "pool workload=batch: no scale-up: the pool's labels do not match the pod's node affinity/selector (workload In [web])"
+        in notes
+    )
+    assert (
+        "pool workload=web,dedicated=batch:NoSchedule: no scale-up: the pool's taint dedicated=batch:NoSchedule is not tolerated by the pod"
+        in notes
+    )
+    assert (
+        "pool node-role.kubernetes.io/control-plane: no scale-up: control-plane nodes are not autoscaled"
+        in notes
+    )
+
+
+def test_no_pool_helps_says_why_per_pool() -> None:
+    remedies, notes = remedies_for("remedies/no-pool-fits.yaml", "default/big")
+    assert by_kind(remedies, "scale-pool") == []
+    assert (
+        "pool general: no scale-up: a new node is too small: Insufficient cpu (cpu: requested=12, free=4, allocatable=4)"
+        in notes
+    )
+    assert (
+        "pool gpu: no scale-up: the pool's taint nvidia.com/gpu=true:NoSchedule is not tolerated by the pod"
+        in notes
+    )
+
+
+def test_replicas_with_hostname_anti_affinity_need_one_node_each() -> None:
+    remedies, _ = remedies_for("remedies/anti-affinity-replicas.yaml", "default/web-7d9f-p1")
+    (scale,) = by_kind(remedies, "scale-pool")
+    assert scale.details["count"] == 3
+    assert scale.unblocks == ["web-pool-simulated-1", "web-pool-simulated-2", "web-pool-simulated-3"]
+    assert "Deployment default/web" in scale.summary
+
+
+def test_pool_max_size_caps_the_scale_up() -> None:
+    pools = load_pools(str(FIXTURES / "remedies/pools.yaml"))
+    remedies, _ = remedies_for("remedies/anti-affinity-replicas.yaml", "default/web-7d9f-p1", pools)
+    (scale,) = by_kind(remedies, "scale-pool")
+    assert scale.details["count"] == 2
+    assert "fits 2 of the 3 pending pods" in scale.summary
+    assert "max size (3)" in scale.risk
+
+
+def test_daemonset_pods_are_copied_onto_the_template() -> None:
+    loaded = load_paths([str(FIXTURES / "remedies/anti-affinity-replicas.yaml")])
+    snap = build_snapshot(loaded.objects, dialect_for(None))
+    (copy,) = daemon_pods_for(snap.node_info_by_name["web-1"], "web-pool-simulated-1")
+    assert (copy.namespace, copy.name, copy.node_name) == (
+        "kube-system",
+        "logger-abc-web-pool-simulated-1",
+        "web-pool-simulated-1",
+    )
+    assert copy.requests == {"cpu": 7000}
+
+
+@pytest.mark.parametrize(
+    ("doc", "error"),
+    [
+        pytest.param([{"labels": {}}], "needs a name", id="a pool without a name is rejected"),
+        pytest.param([{"name": "x", "max": "3"}], "expected an integer", id="a non-integer max is rejected"),
+        pytest.param({"name": "x"}, "expected a list", id="a mapping without a pools list is rejected"),
+    ],
+)
+def test_parse_pools_rejects_bad_input(doc: object, error: str) -> None:
+    with pytest.raises(ValueError, match=error):
+        parse_pools(doc)
+
+
+def test_parse_pools_reads_taints_and_quantities() -> None:
+    (p,) = parse_pools(
+        {
+            "pools": [
+                {
+                    "name": "g",
+                    "taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}],
+                    "allocatable": {"cpu": "2", "memory": "1Gi"},
+                    "max": 5,
+                }
+            ]
+        }
+    )
+    assert str(p.taints[0]) == "k=v:NoSchedule"
+    assert p.allocatable == {"cpu": 2000, "memory": 2**30}
+    assert p.max == 5
+    assert p.current is None
