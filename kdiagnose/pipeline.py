@@ -241,6 +241,7 @@ def diagnose_snapshot(
         missing_kinds=[k for k in _REPORTED_KINDS if not snapshot.has(k)],
         profile_notes=notes,
         node_pools={ni.name: pool for ni in snapshot.node_infos if (pool := pool_of(ni.node)) is not None},
+        profiles={p.scheduler_name: p.describe() for p in all_profiles if not p.is_default},
     )
     for pod in sorted(selected, key=lambda p: p.key):
         if pod.node_name:

@@ -84,7 +84,12 @@ def _deployment(name: str, replicas: int, cpu: str, extra_spec: str = "", labels
     [
         pytest.param("Pod", 1, ["solo"], None, None, id="a Pod is itself the one replica"),
         pytest.param(
-            "Deployment", 2, None, "pod-template-hash", "ReplicaSet", id="a Deployment's pods belong to a ReplicaSet"
+            "Deployment",
+            2,
+            None,
+            "pod-template-hash",
+            "ReplicaSet",
+            id="a Deployment's pods belong to a ReplicaSet",
         ),
         pytest.param("ReplicaSet", 2, None, None, "ReplicaSet", id="a ReplicaSet owns its pods"),
         pytest.param(
@@ -96,9 +101,16 @@ def _deployment(name: str, replicas: int, cpu: str, extra_spec: str = "", labels
             id="a StatefulSet names its pods by ordinal",
         ),
         pytest.param("Job", 2, None, "job-name", "Job", id="a Job runs min(parallelism, completions) pods"),
-        pytest.param("CronJob", 2, None, "job-name", "Job", id="a CronJob runs its jobTemplate's parallelism"),
         pytest.param(
-            "ReplicationController", 1, None, None, "ReplicationController", id="a ReplicationController owns its pods"
+            "CronJob", 2, None, "job-name", "Job", id="a CronJob runs its jobTemplate's parallelism"
+        ),
+        pytest.param(
+            "ReplicationController",
+            1,
+            None,
+            None,
+            "ReplicationController",
+            id="a ReplicationController owns its pods",
         ),
     ],
 )
@@ -150,7 +162,7 @@ def test_every_kind_fits_on_an_empty_cluster_in_input_order() -> None:
         ("ReplicationController", Outcome.FITS, 1),
     ]
     ds = result.results[4]
-    assert sorted(p.node for p in ds.placements) == ["node-a", "node-b"]
+    assert sorted(p.node or "" for p in ds.placements) == ["node-a", "node-b"]
 
 
 def test_unknown_fields_are_tolerated() -> None:
@@ -165,10 +177,12 @@ def test_unknown_fields_are_tolerated() -> None:
 
 
 def test_the_third_anti_affine_replica_fails_on_two_nodes_with_the_schedulers_message() -> None:
-    r = _one(_gate(_snapshot("cluster-two-nodes.yaml"), _fixture_workloads("web-anti-affinity.manifests.yaml")))
+    r = _one(
+        _gate(_snapshot("cluster-two-nodes.yaml"), _fixture_workloads("web-anti-affinity.manifests.yaml"))
+    )
     assert r.outcome == Outcome.UNSCHEDULABLE
     assert (r.fit_now, r.failed_replica, r.total) == (2, 2, 3)
-    assert sorted(p.node for p in r.placements) == ["node-a", "node-b"]
+    assert sorted(p.node or "" for p in r.placements) == ["node-a", "node-b"]
     assert r.message == ANTI_AFFINITY_MSG
     assert r.summary == f"2 of 3 fit; replica 3: {ANTI_AFFINITY_MSG}"
     assert r.fails_policy
@@ -263,7 +277,11 @@ def test_a_daemonset_skips_nodes_its_controller_does_not_target() -> None:
       taints: [{key: node.kubernetes.io/unschedulable, effect: NoSchedule}]
     status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
     """
-    r = _one(_gate(_snapshot("cluster-two-nodes.yaml", extra=extra), _fixture_workloads("daemonset.manifests.yaml")))
+    r = _one(
+        _gate(
+            _snapshot("cluster-two-nodes.yaml", extra=extra), _fixture_workloads("daemonset.manifests.yaml")
+        )
+    )
     # The daemon tolerations include node.kubernetes.io/unschedulable, so cordoned nodes still get a pod.
     assert sorted(p.node or "" for p in r.placements) == ["node-a", "node-b", "node-u"]
     assert r.excluded_nodes == {"node-t": "untolerated taint dedicated=gpu:NoSchedule"}
@@ -314,7 +332,9 @@ def test_a_high_priority_replica_fits_only_by_preemption_and_evicts_its_victim()
     assert r.outcome == Outcome.PREEMPTION
     assert r.fit_preemption == 1 and r.failed_replica is None
     (placed,) = r.placements
-    assert placed.how == "preemption" and placed.victims == [f"default/hog{'' if placed.node == 'node-a' else '2'}"]
+    assert placed.how == "preemption" and placed.victims == [
+        f"default/hog{'' if placed.node == 'node-a' else '2'}"
+    ]
     assert not r.fails_policy  # default policy: only "never fits" fails
     assert {p.key for p in snap.pods} >= {"default/hog", "default/hog2"} - set(placed.victims)
     assert not set(placed.victims) & {p.key for p in snap.pods}
@@ -334,7 +354,9 @@ def test_fail_on_policy_for_preemption(fail_on: str, fails: bool) -> None:
     assert r.fails_policy is fails
 
 
-def _fake_scale_up(snapshot: Snapshot, scheduler: object, diagnosis: object) -> tuple[list[Remedy], list[str]]:
+def _fake_scale_up(
+    snapshot: Snapshot, scheduler: object, diagnosis: object
+) -> tuple[list[Remedy], list[str]]:
     return [Remedy(kind="scale-pool", summary="scale pool general by 1")], []
 
 
@@ -382,7 +404,9 @@ def test_limit_range_defaults_apply_before_simulating() -> None:
       - type: Container
         defaultRequest: {cpu: "3"}
     """
-    text = _deployment("lr", 3, "100m").replace("resources: {requests: {cpu: 100m, memory: 64Mi}}", "image: x")
+    text = _deployment("lr", 3, "100m").replace(
+        "resources: {requests: {cpu: 100m, memory: 64Mi}}", "image: x"
+    )
     r = _one(_gate(_snapshot("cluster-two-nodes.yaml", extra=extra), _workloads(text)))
     assert (r.fit_now, r.failed_replica) == (2, 2)
     assert r.message.startswith("0/2 nodes are available: 2 Insufficient cpu.")
@@ -482,7 +506,9 @@ def test_a_directory_is_read_recursively(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "code"),
     [
-        pytest.param(["-f", "kinds.manifests.yaml", "--snapshot", "cluster-two-nodes.yaml"], 0, id="0 when all fit"),
+        pytest.param(
+            ["-f", "kinds.manifests.yaml", "--snapshot", "cluster-two-nodes.yaml"], 0, id="0 when all fit"
+        ),
         pytest.param(
             ["-f", "web-anti-affinity.manifests.yaml", "--snapshot", "cluster-two-nodes.yaml"],
             1,
@@ -504,8 +530,12 @@ def test_a_directory_is_read_recursively(tmp_path: Path) -> None:
             2,
             id="2 for --context (live clusters not available yet)",
         ),
-        pytest.param(["-f", "missing.yaml", "--snapshot", "cluster-two-nodes.yaml"], 3, id="3 for a missing manifest"),
-        pytest.param(["-f", "kinds.manifests.yaml", "--snapshot", "README.md"], 3, id="3 for an unreadable snapshot"),
+        pytest.param(
+            ["-f", "missing.yaml", "--snapshot", "cluster-two-nodes.yaml"], 3, id="3 for a missing manifest"
+        ),
+        pytest.param(
+            ["-f", "kinds.manifests.yaml", "--snapshot", "README.md"], 3, id="3 for an unreadable snapshot"
+        ),
     ],
 )
 def test_exit_codes(args: list[str], code: int, monkeypatch: pytest.MonkeyPatch) -> None:

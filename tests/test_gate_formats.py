@@ -7,7 +7,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 
 from kdiagnose.gate import GateOptions, GateResult, run_gate
@@ -28,7 +28,9 @@ ANTI_AFFINITY_MSG = (
 
 def _result(*, stdin: bool = False, fail_on: str = "unschedulable") -> GateResult:
     """web (fails, line 2 of its file), an ignored Job, and a DaemonSet that fits."""
-    objects = load_paths([str(FIX / "web-anti-affinity.manifests.yaml"), str(FIX / "daemonset.manifests.yaml")]).objects
+    objects = load_paths(
+        [str(FIX / "web-anti-affinity.manifests.yaml"), str(FIX / "daemonset.manifests.yaml")]
+    ).objects
     if stdin:
         objects = [RawObject(r.obj, "<stdin>", r.doc_index, r.line) for r in objects]
     ignored = {
@@ -41,7 +43,11 @@ def _result(*, stdin: bool = False, fail_on: str = "unschedulable") -> GateResul
     workloads, other = expand_workloads(objects)
     snap = build_snapshot(load_paths([str(FIX / "cluster-two-nodes.yaml")]).objects, dialect_for("v1.34.1"))
     return run_gate(
-        snap, workloads, options=GateOptions(fail_on=fail_on), ignored_kinds=other, snapshot_source="cluster.yaml"
+        snap,
+        workloads,
+        options=GateOptions(fail_on=fail_on),
+        ignored_kinds=other,
+        snapshot_source="cluster.yaml",
     )
 
 
@@ -58,7 +64,12 @@ def test_junit_has_one_testcase_per_workload_and_the_message_as_failure() -> Non
         ("kdiagnose.check.DaemonSet", "monitoring/agent"),
         ("kdiagnose.check.Job", "default/skip-me"),
     ]
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("3", "1", "0", "1")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == (
+        "3",
+        "1",
+        "0",
+        "1",
+    )
     assert root.get("tests") == "3" and root.get("failures") == "1"
     failure = cases[0].find("failure")
     assert failure is not None
@@ -99,7 +110,9 @@ def test_sarif_is_valid_and_points_at_the_failing_document() -> None:
     phys = loc["physicalLocation"]
     assert phys["artifactLocation"]["uri"].endswith("fixtures/check/web-anti-affinity.manifests.yaml")
     assert phys["region"] == {"startLine": 2}
-    assert loc["logicalLocations"] == [{"name": "web", "fullyQualifiedName": "Deployment default/web", "kind": "resource"}]
+    assert loc["logicalLocations"] == [
+        {"name": "web", "fullyQualifiedName": "Deployment default/web", "kind": "resource"}
+    ]
 
 
 def test_sarif_from_stdin_has_only_a_logical_location() -> None:
@@ -115,7 +128,11 @@ def test_sarif_from_stdin_has_only_a_logical_location() -> None:
     [
         pytest.param("k8s/app.yaml", ("k8s/app.yaml", "%SRCROOT%"), id="a relative path stays relative"),
         pytest.param("k8s/my app.yaml", ("k8s/my%20app.yaml", "%SRCROOT%"), id="spaces are percent-encoded"),
-        pytest.param("/elsewhere/x.yaml", ("file:///elsewhere/x.yaml", None), id="an outside absolute path is a file URI"),
+        pytest.param(
+            "/elsewhere/x.yaml",
+            ("file:///elsewhere/x.yaml", None),
+            id="an outside absolute path is a file URI",
+        ),
         pytest.param("<stdin>", None, id="stdin has no URI"),
     ],
 )
@@ -134,14 +151,24 @@ def _unescape_data(s: str) -> str:
 
 
 def _unescape_property(s: str) -> str:
-    return s.replace("%0D", "\r").replace("%0A", "\n").replace("%3A", ":").replace("%2C", ",").replace("%25", "%")
+    return (
+        s.replace("%0D", "\r")
+        .replace("%0A", "\n")
+        .replace("%3A", ":")
+        .replace("%2C", ",")
+        .replace("%25", "%")
+    )
 
 
 def _parse(line: str) -> tuple[str, dict[str, str], str]:
     m = _COMMAND.match(line)
     assert m is not None, line
     props = dict(p.split("=", 1) for p in m.group("props").split(","))
-    return m.group("cmd"), {k: _unescape_property(v) for k, v in props.items()}, _unescape_data(m.group("msg"))
+    return (
+        m.group("cmd"),
+        {k: _unescape_property(v) for k, v in props.items()},
+        _unescape_data(m.group("msg")),
+    )
 
 
 def test_github_annotations_parse_back_to_file_line_and_message() -> None:

@@ -144,8 +144,8 @@ def test_recorded_event_agrees_and_shows_in_the_human_report(tmp_path: Path) -> 
         assert rec["agrees"] is True
         res = run("pod", "hello-web-new", "--kubeconfig", str(tmp_path / "kubeconfig"))
     assert res.exit_code == 1
-    assert "Recorded event (x4)" in res.stdout
-    assert "the replay reproduces the recorded message" in res.stdout
+    assert "FailedScheduling event (" in res.stdout and "ago, 4 time(s))" in res.stdout
+    assert "Replay agrees: the replay reproduces the recorded message" in res.stdout
     assert SEED_MESSAGE.split(". ")[0] in res.stdout
 
 

@@ -55,6 +55,8 @@ class LiveOptions:
     no_color: bool = False
     k8s_version: str | None = None
     scheduler_config: str | None = None
+    scheduler_config_from: str | None = None
+    strict_config: bool = False
     save_snapshot: str | None = None
     full: bool = False
     debug: bool = False
@@ -83,12 +85,18 @@ def parse_timeout(text: str) -> float:
 # ---------------------------------------------------------------------------------------------- report
 
 
-def _scheduler_config(path: str | None, dialect: Dialect) -> SchedulerConfig | None:
+def _scheduler_config(
+    path: str | None, dialect: Dialect, *, strict: bool = False, text_source: tuple[str, str] | None = None
+) -> SchedulerConfig | None:
+    if text_source is not None:
+        from kdiagnose.schedconfig import parse_scheduler_config
+
+        return parse_scheduler_config(text_source[0], text_source[1], dialect, strict)
     if not path:
         return None
     from kdiagnose.schedconfig import load_scheduler_config
 
-    return load_scheduler_config(path, dialect)
+    return load_scheduler_config(path, dialect, strict=strict)
 
 
 def _key(obj: Obj) -> str:
@@ -380,7 +388,14 @@ def run_live(opts: LiveOptions) -> tuple[Report, int]:
     if opts.full and not opts.save_snapshot:
         raise UsageError("--full only applies with --save-snapshot")
     timeout = parse_timeout(opts.request_timeout)
+    if opts.scheduler_config and opts.scheduler_config_from:
+        raise UsageError("--scheduler-config and --scheduler-config-from are exclusive")
     target = resolve_target(opts.kubeconfig, opts.context)
+    config_text = None
+    if opts.scheduler_config_from:
+        from kdiagnose.load.cluster import read_scheduler_configmap
+
+        config_text = read_scheduler_configmap(target, opts.scheduler_config_from, timeout=timeout)
     if opts.name is not None:
         ns = opts.namespace or target.namespace
         fetched, dialect = fetch_for_pod(
@@ -403,7 +418,9 @@ def run_live(opts: LiveOptions) -> tuple[Report, int]:
             f"debug: {fetched.requests} requests, {len(fetched.objects)} objects in {fetched.elapsed:.2f}s",
             err=True,
         )
-    cfg = _scheduler_config(opts.scheduler_config, dialect)
+    cfg = _scheduler_config(
+        opts.scheduler_config, dialect, strict=opts.strict_config, text_source=config_text
+    )
     report = build_live_report(
         fetched,
         dialect,
@@ -453,6 +470,19 @@ ConfigOpt = Annotated[
         "--scheduler-config", help="The cluster's KubeSchedulerConfiguration (default profile if absent)."
     ),
 ]
+ConfigFromOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--scheduler-config-from",
+        help="Read the KubeSchedulerConfiguration from a ConfigMap: configmap/NAMESPACE/NAME.",
+    ),
+]
+StrictOpt = Annotated[
+    bool,
+    typer.Option(
+        "--strict-config", help="Reject configs naming out-of-tree plugins, as kube-scheduler does."
+    ),
+]
 SaveOpt = Annotated[
     str | None,
     typer.Option("--save-snapshot", help="Write what was fetched as YAML that `kdiagnose FILE` replays."),
@@ -473,6 +503,8 @@ def pod_command(
     no_color: NoColorOpt = False,
     k8s_version: VersionOpt = None,
     scheduler_config: ConfigOpt = None,
+    scheduler_config_from: ConfigFromOpt = None,
+    strict_config: StrictOpt = False,
     save_snapshot: SaveOpt = None,
     full: FullOpt = False,
     debug: DebugOpt = False,
@@ -491,6 +523,8 @@ def pod_command(
             no_color=no_color,
             k8s_version=k8s_version,
             scheduler_config=scheduler_config,
+            scheduler_config_from=scheduler_config_from,
+            strict_config=strict_config,
             save_snapshot=save_snapshot,
             full=full,
             debug=debug,
@@ -509,6 +543,8 @@ def pods_command(
     no_color: NoColorOpt = False,
     k8s_version: VersionOpt = None,
     scheduler_config: ConfigOpt = None,
+    scheduler_config_from: ConfigFromOpt = None,
+    strict_config: StrictOpt = False,
     save_snapshot: SaveOpt = None,
     full: FullOpt = False,
     debug: DebugOpt = False,
@@ -526,6 +562,8 @@ def pods_command(
             no_color=no_color,
             k8s_version=k8s_version,
             scheduler_config=scheduler_config,
+            scheduler_config_from=scheduler_config_from,
+            strict_config=strict_config,
             save_snapshot=save_snapshot,
             full=full,
             debug=debug,

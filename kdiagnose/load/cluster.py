@@ -733,6 +733,36 @@ def fetch_for_pod(
         reader.close()
 
 
+def read_scheduler_configmap(target: ClusterTarget, ref: str, *, timeout: float = 30.0) -> tuple[str, str]:
+    """The KubeSchedulerConfiguration text stored in a ConfigMap (`configmap/NS/NAME` or `NS/NAME`).
+
+    Picks the data key holding `kind: KubeSchedulerConfiguration` (clusters name it config.yaml,
+    kube-scheduler-config.yaml, ...). Returns (text, "configmap/NS/NAME[key]")."""
+    parts = ref.split("/")
+    if parts and parts[0] in ("configmap", "configmaps", "cm"):
+        parts = parts[1:]
+    if len(parts) != 2 or not all(parts):
+        raise UsageError(f"invalid --scheduler-config-from {ref!r}: expected configmap/NAMESPACE/NAME")
+    ns, name = parts
+    reader = ApiReader(target, timeout)
+    try:
+        try:
+            cm = reader.get_json(f"/api/v1/namespaces/{ns}/configmaps/{name}")
+        except ApiStatusError as e:
+            raise ClusterError(f'cannot get configmap "{ns}/{name}": {_describe_status(e)}') from None
+    finally:
+        reader.close()
+    raw_data = cm.get("data")
+    data: dict[str, Any] = raw_data if isinstance(raw_data, dict) else {}
+    candidates = [
+        (k, v) for k, v in sorted(data.items()) if isinstance(v, str) and "KubeSchedulerConfiguration" in v
+    ]
+    if not candidates:
+        raise ClusterError(f'configmap "{ns}/{name}" has no KubeSchedulerConfiguration in its data')
+    key, text = candidates[0]
+    return text, f"configmap/{ns}/{name}[{key}]"
+
+
 @no_gc()
 def fetch_for_pods(
     target: ClusterTarget,

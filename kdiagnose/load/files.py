@@ -423,7 +423,10 @@ def load_paths(paths: list[str], stdin: BinaryIO | None = None) -> LoadResult:
             except OSError as e:
                 raise InputError(f"{p}: cannot read: {e.strerror or e}") from None
             continue
-        _load_bytes(_read(path), p, result, explicit=True)
+        from kdiagnose.load.fast import load_large_file  # streams big kubectl Lists (benchmarks/README.md)
+
+        if not load_large_file(path, p, result):
+            _load_bytes(_read(path), p, result, explicit=True)
     _validate(result)
     return result
 

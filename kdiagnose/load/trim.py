@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["trim_node", "trim_object", "trim_pod"]
+__all__ = ["POD_CONDITIONS", "trim_node", "trim_object", "trim_pod", "volume_is_relevant"]
 
 Obj = dict[str, Any]
 
@@ -41,18 +41,10 @@ _POD_SPEC = (
     "resourceClaims",
 )
 _CONTAINER = ("name", "image", "resources", "ports", "restartPolicy")
-# Volume sources some plugin reads (claims, ephemeral claims, disk-conflict and attach-limit types).
-_VOLUME_SOURCES = (
-    "persistentVolumeClaim",
-    "ephemeral",
-    "gcePersistentDisk",
-    "awsElasticBlockStore",
-    "iscsi",
-    "rbd",
-    "csi",
-    "azureDisk",
-    "cinder",
-)
+# Volume sources no scheduler plugin reads (VolumeRestrictions, NodeVolumeLimits with its in-tree
+# translation, VolumeBinding and VolumeZone read claims, ephemeral volumes and the disk types); every other
+# volume is kept whole, so a source added to a plugin later is not silently trimmed away.
+_IRRELEVANT_VOLUME_SOURCES = frozenset({"configMap", "secret", "projected", "emptyDir", "downwardAPI"})
 _POD_STATUS = (
     "phase",
     "startTime",
@@ -63,7 +55,7 @@ _POD_STATUS = (
     "reason",
     "message",
 )
-_POD_CONDITIONS = {"PodScheduled", "PodResizePending", "PodResizeInProgress", "DisruptionTarget"}
+POD_CONDITIONS = frozenset({"PodScheduled", "PodResizePending", "PodResizeInProgress", "DisruptionTarget"})
 # Annotations kept: small ones tools read; last-applied-configuration alone can double a pod's size.
 _DROP_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
 
@@ -81,6 +73,14 @@ def _annotations(meta: Obj) -> Obj | None:
     return {k: v for k, v in ann.items() if k not in _DROP_ANNOTATIONS}
 
 
+def volume_is_relevant(volume: Any) -> bool:
+    """False only for a volume whose source is one no plugin reads (configMap, secret, projected, ...)."""
+    if not isinstance(volume, dict):
+        return True
+    sources = volume.keys() - {"name"}
+    return not sources or not sources <= _IRRELEVANT_VOLUME_SOURCES
+
+
 def trim_pod(obj: Obj) -> Obj:
     meta = obj.get("metadata") or {}
     new_meta = _pick(meta, _POD_META)
@@ -95,10 +95,7 @@ def trim_pod(obj: Obj) -> Obj:
             new_spec[key] = [_pick(c, _CONTAINER) for c in cs]
     vols = spec.get("volumes") if isinstance(spec, dict) else None
     if isinstance(vols, list):
-        kept = []
-        for v in vols:
-            if isinstance(v, dict) and any(s in v for s in _VOLUME_SOURCES):
-                kept.append(_pick(v, ("name", *_VOLUME_SOURCES)))
+        kept = [v for v in vols if volume_is_relevant(v)]
         if kept:
             new_spec["volumes"] = kept
     status = obj.get("status") or {}
@@ -106,7 +103,7 @@ def trim_pod(obj: Obj) -> Obj:
     conds = new_status.get("conditions")
     if isinstance(conds, list):
         new_status["conditions"] = [
-            c for c in conds if isinstance(c, dict) and c.get("type") in _POD_CONDITIONS
+            c for c in conds if isinstance(c, dict) and c.get("type") in POD_CONDITIONS
         ]
     statuses = status.get("containerStatuses") if isinstance(status, dict) else None
     if isinstance(statuses, list):
@@ -131,10 +128,8 @@ def trim_pod(obj: Obj) -> Obj:
 
 def trim_node(obj: Obj) -> Obj:
     meta = obj.get("metadata") or {}
-    new_meta = _pick(meta, ("name", "uid", "labels", "creationTimestamp"))
-    ann = _annotations(meta) if isinstance(meta, dict) else None
-    if ann:
-        new_meta["annotations"] = ann
+    # Node annotations are kept whole: the Node model reads them all (nodes are few).
+    new_meta = _pick(meta, ("name", "uid", "labels", "annotations", "creationTimestamp"))
     spec = _pick(obj.get("spec"), ("unschedulable", "taints", "providerID"))
     status = obj.get("status") or {}
     new_status = _pick(status, ("capacity", "allocatable", "conditions", "nodeInfo"))

@@ -60,7 +60,11 @@ def compute_remedies(
     if ctx.pod.raw is None:
         notes.append("remedies: the pod's object was not kept: changes to it cannot be replayed")
     for kind in kinds:
-        found, more = kind(ctx)
+        try:
+            found, more = kind(ctx)
+        except Exception as e:  # a remedy is advice: its failure must not cost the diagnosis
+            notes.append(f"remedies: one kind was skipped after an internal error ({type(e).__name__}: {e})")
+            continue
         out.extend(found)
         notes.extend(x for x in more if x not in notes)
     out.sort(key=lambda r: RANK.get(r.kind, 50))  # stable: each kind keeps its own order

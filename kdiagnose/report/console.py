@@ -333,17 +333,18 @@ def _pod(console: Console, pr: PodReport, report: Report, opts: RenderOptions) -
         )
     if d.scores and not pr.triage:
         console.print()
+        if d.profile in report.profiles:
+            # Scores depend on the profile's strategy and weights: say which, when not the default.
+            console.print(report.profiles[d.profile], style="cyan")
         _score_table(console, d, report.node_pools, opts)
 
     if pr.recorded is not None and (pr.recorded.message or pr.recorded.condition_message):
-        rec = pr.recorded
+        from kdiagnose.report.recorded import render_recorded
+
         console.print()
-        if rec.message:
-            console.print(Text(f"Recorded event (x{rec.count}): {rec.message}"), soft_wrap=True)
-        elif rec.condition_message:
-            console.print(Text(f"Recorded PodScheduled condition: {rec.condition_message}"), soft_wrap=True)
-        if rec.explanation:
-            console.print(rec.explanation, style="green" if rec.agrees else "yellow")
+        for i, line in enumerate(render_recorded(pr.recorded, d.message)):
+            line_style = "bold" if i == 0 else ("yellow" if "differs" in line else "")
+            console.print(Text(line), soft_wrap=True, style=line_style)
 
     notes = list(d.notes) + list(pr.remedy_notes)
     if notes:

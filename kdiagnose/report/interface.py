@@ -65,3 +65,4 @@ class Report:
         default_factory=list
     )  # non-default profile, strategies, not replayed parts
     node_pools: dict[str, str] = field(default_factory=dict)  # node -> pool name
+    profiles: dict[str, str] = field(default_factory=dict)  # non-default profile -> one-line description

@@ -128,6 +128,7 @@ def report_document(report: Report) -> dict[str, Any]:
         },
         "warnings": list(report.warnings),
         "profileNotes": list(report.profile_notes),
+        "profiles": dict(sorted(report.profiles.items())),
         "skippedKinds": dict(sorted(report.skipped_kinds.items())),
         "missingKinds": list(report.missing_kinds),
         "nodePools": dict(sorted(report.node_pools.items())),

@@ -85,6 +85,10 @@ class _Bound:
     pv: Obj | None
 
 
+# (PV name, PV, its parsed node affinity)
+_Candidate = tuple[str, Obj, "list[NodeSelectorTerm] | None"]
+
+
 @dataclass(slots=True)
 class _Unbound:
     """An unbound WaitForFirstConsumer claim with what FindMatchingVolume and provisioning read."""
@@ -97,6 +101,8 @@ class _Unbound:
     selector: tuple[LabelRequirement, ...] | None  # None: no selector
     selector_error: bool
     vac: str
+    # Filled on first use by VolumeBinding._candidates (per scheduling cycle).
+    candidates: tuple[list[_Candidate], list[_Candidate]] | None = None
 
 
 @dataclass(slots=True)
@@ -303,7 +309,24 @@ class VolumeBinding(Plugin):
     def _find_matching_volume(
         self, c: _Unbound, pvs: list[Obj], node_info: NodeInfo, excluded: set[str]
     ) -> Obj | None:
-        """volume.FindMatchingVolume with a node and delayBinding."""
+        """volume.FindMatchingVolume with a node and delayBinding. The node-independent checks run once
+        per claim (`_candidates`); per node only exclusion and node affinity remain. Equivalent to the
+        upstream single pass: the first PV pre-bound to the claim decides outright, otherwise the
+        smallest fitting PV wins, the earliest among equals."""
+        labels = node_info.node.labels
+        prebound, candidates = self._candidates(c, pvs)
+        for name, pv, terms in prebound:
+            if name not in excluded:
+                return pv if pv_terms_match(terms, labels) else None
+        for name, pv, terms in candidates:
+            if name not in excluded and pv_terms_match(terms, labels):
+                return pv
+        return None
+
+    def _candidates(self, c: _Unbound, pvs: list[Obj]) -> tuple[list[_Candidate], list[_Candidate]]:
+        """(PVs pre-bound to the claim in list order, other usable PVs by capacity, stable)."""
+        if c.candidates is not None:
+            return c.candidates
         vac_enabled = self.dialect.volume_attributes_class
         if not vac_enabled and c.vac:
             raise _FilterError(
@@ -312,40 +335,36 @@ class VolumeBinding(Plugin):
             )
         if c.selector_error:
             raise _FilterError(f"error creating internal label selector for claim: {c.key}: invalid selector")
-        labels = node_info.node.labels
-        smallest: Obj | None = None
-        smallest_qty = Fraction(0)
+        prebound: list[_Candidate] = []
+        sized: list[tuple[Fraction, _Candidate]] = []
         for pv in pvs:
             m, s = meta(pv), spec(pv)
-            pv_name = str(m.get("name") or "")
-            if pv_name in excluded:
-                continue
             bound_to_claim = is_volume_bound_to_claim(pv, c.pvc)
             if isinstance(s.get("claimRef"), dict) and not bound_to_claim:
                 continue
             capacity = s.get("capacity")
             pv_qty = quantity(capacity.get("storage") if isinstance(capacity, dict) else None)
-            if pv_qty < c.requested:
-                continue
-            if volume_mode_mismatch(c.pvc, pv):
+            if pv_qty < c.requested or volume_mode_mismatch(c.pvc, pv):
                 continue
             pv_vac = str(s.get("volumeAttributesClassName") or "")
             if (vac_enabled and c.vac != pv_vac) or (not vac_enabled and pv_vac):
                 continue
             if m.get("deletionTimestamp"):
                 continue
-            affinity_ok = pv_terms_match(self._pv_terms(pv), labels)
+            entry = (str(m.get("name") or ""), pv, self._pv_terms(pv))
             if bound_to_claim:
-                return pv if affinity_ok else None
+                prebound.append(entry)
+                continue
             if (pv.get("status") or {}).get("phase") != "Available":
                 continue
             if c.selector is not None and not all(r.matches(m.get("labels") or {}) for r in c.selector):
                 continue
-            if pv_class(pv) != c.cls or not affinity_ok or not check_access_modes(c.pvc, pv):
+            if pv_class(pv) != c.cls or not check_access_modes(c.pvc, pv):
                 continue
-            if smallest is None or smallest_qty > pv_qty:
-                smallest, smallest_qty = pv, pv_qty
-        return smallest
+            sized.append((pv_qty, entry))
+        sized.sort(key=lambda t: t[0])
+        c.candidates = (prebound, [e for _, e in sized])
+        return c.candidates
 
     def _check_provisions(
         self, claims: list[_Unbound], node_info: NodeInfo, details: list[dict[str, Any]]

@@ -1,0 +1,226 @@
+"""Stream a `kubectl get ... -o json` List from disk instead of decoding the whole file at once.
+
+kubectl (and `json.dump(indent=4)`) write a List with a fixed layout: the top-level keys at 4 spaces and each
+item opening `{` at 8 spaces, so items are separated by exactly b"\\n        },\\n        {" (JSON strings
+cannot hold a raw newline, so that byte sequence is structural). The file is read in blocks; each block is
+cut after its last complete item (one `rfind`, which scans only the tail), and the items of the block are
+decoded in one msgspec call into small typed structs that keep only what kube-scheduler reads from a bound
+Pod (msgspec skips the other fields in C without building them). Nodes, pending pods and other kinds are
+decoded whole. A 1.4 GB, 150,000-pod dump then never exists in memory as a whole: neither as bytes nor as
+the ~4 GB of dicts a whole-file decode builds.
+
+Anything else (another layout, an item that fails to decode, an empty List, typed Lists whose items lack
+`kind`) makes `load_json_list` return False with the LoadResult untouched, and files.py decodes the file
+the ordinary way, which also produces the precise error message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import msgspec
+from msgspec import UNSET, Struct, UnsetType
+
+from kdiagnose.load.files import LoadResult, RawObject
+from kdiagnose.load.gcpause import without_gc
+from kdiagnose.load.trim import POD_CONDITIONS, trim_object, volume_is_relevant
+
+__all__ = ["BLOCK_SIZE", "load_json_list"]
+
+Obj = dict[str, Any]
+
+BLOCK_SIZE = 32 << 20
+_ITEMS = b'\n    "items": [\n        {'
+_SEP = b"\n        },\n        {"
+_END = b"\n        }\n    ]"
+_CLOSE = len(b"\n        }")  # the separator's part that belongs to the item before it
+
+
+class _Fallback(Exception):
+    """The file is not in the layout this module reads: decode it the ordinary way."""
+
+
+# The fields of a bound Pod that kdiagnose.model.objects.Pod reads (a bound pod's annotations are unused).
+class _Meta(Struct, omit_defaults=True):
+    name: Any = UNSET
+    namespace: Any = UNSET
+    uid: Any = UNSET
+    labels: Any = UNSET
+    ownerReferences: Any = UNSET
+    creationTimestamp: Any = UNSET
+    deletionTimestamp: Any = UNSET
+    generateName: Any = UNSET
+
+
+class _Container(Struct, omit_defaults=True):
+    name: Any = UNSET
+    image: Any = UNSET
+    resources: Any = UNSET
+    ports: Any = UNSET
+    restartPolicy: Any = UNSET
+
+
+class _Spec(Struct, omit_defaults=True):
+    nodeName: Any = UNSET
+    schedulerName: Any = UNSET
+    priority: Any = UNSET
+    priorityClassName: Any = UNSET
+    preemptionPolicy: Any = UNSET
+    runtimeClassName: Any = UNSET
+    nodeSelector: Any = UNSET
+    affinity: Any = UNSET
+    tolerations: Any = UNSET
+    topologySpreadConstraints: Any = UNSET
+    hostNetwork: Any = UNSET
+    overhead: Any = UNSET
+    resources: Any = UNSET
+    schedulingGates: Any = UNSET
+    resourceClaims: Any = UNSET
+    containers: list[_Container] | UnsetType = UNSET
+    initContainers: list[_Container] | UnsetType = UNSET
+    volumes: Any = UNSET
+
+
+class _ContainerStatus(Struct, omit_defaults=True):
+    name: Any = UNSET
+    resources: Any = UNSET
+    allocatedResources: Any = UNSET
+
+
+class _Status(Struct, omit_defaults=True):
+    phase: Any = UNSET
+    startTime: Any = UNSET
+    nominatedNodeName: Any = UNSET
+    conditions: Any = UNSET
+    resourceClaimStatuses: Any = UNSET
+    resize: Any = UNSET
+    containerStatuses: list[_ContainerStatus] | UnsetType = UNSET
+
+
+class _Item(Struct, omit_defaults=True):
+    apiVersion: Any = UNSET
+    kind: Any = UNSET
+    metadata: _Meta | UnsetType = UNSET
+    spec: _Spec | UnsetType = UNSET
+    status: _Status | UnsetType = UNSET
+
+
+_SLIM = msgspec.json.Decoder(list[_Item])
+_RAW = msgspec.json.Decoder(list[msgspec.Raw])
+_ANY = msgspec.json.Decoder()
+
+
+def _bound_pod(item: _Item) -> bool:
+    return item.kind == "Pod" and isinstance(item.spec, _Spec) and isinstance(item.spec.nodeName, str) and bool(
+        item.spec.nodeName
+    )
+
+
+def _slim_pod(item: _Item) -> Obj:
+    obj: Obj = msgspec.to_builtins(item)
+    spec = obj.get("spec")
+    vols = spec.get("volumes") if isinstance(spec, dict) else None
+    if isinstance(vols, list):
+        kept = [v for v in vols if volume_is_relevant(v)]
+        if kept:
+            spec["volumes"] = kept
+        else:
+            del spec["volumes"]
+    status = obj.get("status")
+    conds = status.get("conditions") if isinstance(status, dict) else None
+    if isinstance(conds, list):
+        status["conditions"] = [c for c in conds if isinstance(c, dict) and c.get("type") in POD_CONDITIONS]
+    return obj
+
+
+def _full(raw: msgspec.Raw) -> Obj:
+    obj = _ANY.decode(raw)
+    if not isinstance(obj, dict):
+        raise _Fallback
+    kind = obj.get("kind")
+    if kind == "Node" or (kind == "Pod" and isinstance(obj.get("spec"), dict) and obj["spec"].get("nodeName")):
+        return trim_object(obj)
+    return obj  # pending pods stay whole: remedies patch them and reports show them
+
+
+def _decode_batch(batch: bytes) -> list[Obj]:
+    """The objects of `[item, item, ...]`: bound pods slimmed, the rest whole (nodes trimmed)."""
+    try:
+        slim = _SLIM.decode(batch)
+    except msgspec.ValidationError:
+        # Some item has a field of an unexpected type: decode the batch whole (the model reports it).
+        return [_checked(_full(r)) for r in _RAW.decode(batch)]
+    except msgspec.DecodeError:
+        raise _Fallback from None
+    raws: list[msgspec.Raw] | None = None
+    out: list[Obj] = []
+    for i, item in enumerate(slim):
+        if _bound_pod(item):
+            out.append(_slim_pod(item))
+            continue
+        if raws is None:
+            raws = _RAW.decode(batch)
+        out.append(_checked(_full(raws[i])))
+    return out
+
+
+def _checked(obj: Obj) -> Obj:
+    if "kind" not in obj:
+        raise _Fallback  # a typed List (PodList) whose items take their kind from the List
+    return obj
+
+
+def _wrap(data: bytes, start: int, end: int) -> bytes:
+    return b"[" + data[start:end] + b"]"
+
+
+def _stream(f: BinaryIO, source: str) -> tuple[list[RawObject], Obj]:
+    """(objects, the List without its items) of a kubectl-layout JSON List, or _Fallback."""
+    buf = f.read(BLOCK_SIZE)
+    at = buf.find(_ITEMS, 0, 1 << 16)
+    if at < 0 or not buf[: buf.find(b'"')].strip() == b"{":
+        raise _Fallback
+    header = buf[:at]
+    pos = at + len(_ITEMS) - 1
+    objects: list[RawObject] = []
+    while True:
+        more = f.read(BLOCK_SIZE)
+        if not more:
+            end = buf.find(_END, pos)
+            if end < 0:
+                raise _Fallback
+            objects.extend(RawObject(o, source) for o in _decode_batch(_wrap(buf, pos, end + _CLOSE)))
+            trailer = buf[end + len(_END) :]
+            break
+        cut = buf.rfind(_SEP, pos)
+        if cut >= 0:
+            objects.extend(RawObject(o, source) for o in _decode_batch(_wrap(buf, pos, cut + _CLOSE)))
+            buf = buf[cut + len(_SEP) - 1 :] + more
+        else:
+            buf = buf[pos:] + more
+        pos = 0
+    try:
+        shell = msgspec.json.decode(header + b'\n    "items": []' + trailer)
+    except msgspec.DecodeError:
+        raise _Fallback from None
+    if not isinstance(shell, dict):
+        raise _Fallback
+    return objects, shell
+
+
+def load_json_list(path: Path, source: str, result: LoadResult) -> bool:
+    """Load a kubectl-layout JSON List file into `result`; False (and `result` untouched) for any other file."""
+    try:
+        with path.open("rb") as f, without_gc():
+            objects, shell = _stream(f, source)
+    except (_Fallback, OSError):
+        return False
+    kind = shell.get("kind")
+    if not isinstance(kind, str) or not kind.endswith("List") or not objects:
+        return False
+    if kind != "List":
+        result.list_kinds.add(kind[: -len("List")])
+    result.files.append(source)
+    result.objects.extend(objects)
+    return True
