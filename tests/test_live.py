@@ -847,3 +847,54 @@ def test_scheduler_config_extender_explains_a_disagreement(tmp_path: Path) -> No
     assert rec["agrees"] is False
     assert "extender(s) the replay cannot run (http://gpu-extender:8888)" in rec["explanation"]
     assert "'GPU extender says no'" in rec["explanation"]
+
+
+def test_scheduler_config_from_configmap_replays_the_clusters_profile(tmp_path: Path) -> None:
+    # TaintToleration's filter disabled in the cluster's own profile: node-b (dedicated=batch) fits.
+    config = (
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        "profiles:\n"
+        "- schedulerName: default-scheduler\n"
+        "  plugins:\n"
+        "    filter:\n"
+        "      disabled:\n"
+        "      - name: TaintToleration\n"
+    )
+    cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "scheduler-config", "namespace": "kube-system"},
+        "data": {"notes.txt": "unrelated", "kube-scheduler-config.yaml": config},
+    }
+    with FakeAPIServer([*_objects(SEED), cm]) as srv:
+        code, doc = live_json(
+            srv,
+            tmp_path,
+            "pod",
+            "hello-web-new",
+            "-n",
+            "default",
+            "--scheduler-config-from",
+            "configmap/kube-system/scheduler-config",
+        )
+        assert all(method == "GET" for method, _ in srv.requests)
+    assert code == 0
+    assert pod_doc(doc, "default/hello-web-new")["node"] == "node-b"
+
+
+def test_scheduler_config_from_missing_configmap_is_one_line(
+    seed_server: FakeAPIServer, tmp_path: Path
+) -> None:
+    kc = seed_server.kubeconfig(tmp_path / "kubeconfig")
+    res = run(
+        "pod",
+        "hello-web-new",
+        "--kubeconfig",
+        str(kc),
+        "--scheduler-config-from",
+        "configmap/kube-system/nope",
+    )
+    assert res.exit_code == 3
+    assert res.stderr.strip().count("\n") == 0
+    assert 'cannot get configmap "kube-system/nope"' in res.stderr

@@ -72,6 +72,7 @@ _STATE_KEY = names.VOLUME_BINDING
 _TERMS_KEY = "volumebinding:pv-terms"
 _TRANSLATED_KEY = "volumebinding:translated-pv-terms"
 _CAPACITY_KEY = "volumebinding:capacities-by-class"
+_PV_INDEX_KEY = "volumebinding:pvs-by-claim-ref"
 
 
 class _FilterError(Exception):
@@ -296,9 +297,8 @@ class VolumeBinding(Plugin):
         chosen: set[str] = set()
         unmatched: list[_Unbound] = []
         found = True
-        by_class = pvs_by_class(self.snapshot)
         for c in claims:
-            pv = self._find_matching_volume(c, by_class.get(c.cls, []), node_info, chosen)
+            pv = self._find_matching_volume(c, node_info, chosen)
             if pv is None:
                 unmatched.append(c)
                 found = False
@@ -306,15 +306,13 @@ class VolumeBinding(Plugin):
             chosen.add(str(meta(pv).get("name") or ""))
         return found, unmatched
 
-    def _find_matching_volume(
-        self, c: _Unbound, pvs: list[Obj], node_info: NodeInfo, excluded: set[str]
-    ) -> Obj | None:
+    def _find_matching_volume(self, c: _Unbound, node_info: NodeInfo, excluded: set[str]) -> Obj | None:
         """volume.FindMatchingVolume with a node and delayBinding. The node-independent checks run once
         per claim (`_candidates`); per node only exclusion and node affinity remain. Equivalent to the
         upstream single pass: the first PV pre-bound to the claim decides outright, otherwise the
         smallest fitting PV wins, the earliest among equals."""
         labels = node_info.node.labels
-        prebound, candidates = self._candidates(c, pvs)
+        prebound, candidates = self._candidates(c)
         for name, pv, terms in prebound:
             if name not in excluded:
                 return pv if pv_terms_match(terms, labels) else None
@@ -323,10 +321,37 @@ class VolumeBinding(Plugin):
                 return pv
         return None
 
-    def _candidates(self, c: _Unbound, pvs: list[Obj]) -> tuple[list[_Candidate], list[_Candidate]]:
+    def _class_pvs(self, cls: str, claim_key: str) -> list[Obj]:
+        """The class's PVs that are unclaimed or claim this claim, in list order: PVs reserved for other
+        claims never match, and skipping them up front keeps big clusters fast."""
+        idx: dict[str, tuple[list[tuple[int, Obj]], dict[str, list[tuple[int, Obj]]]]] | None = (
+            self.snapshot.cache.get(_PV_INDEX_KEY)
+        )
+        if idx is None:
+            idx = {}
+            for c_name, pvs in pvs_by_class(self.snapshot).items():
+                free: list[tuple[int, Obj]] = []
+                claimed: dict[str, list[tuple[int, Obj]]] = {}
+                for i, pv in enumerate(pvs):
+                    ref = spec(pv).get("claimRef")
+                    if isinstance(ref, dict):
+                        key = f"{ref.get('namespace') or ''}/{ref.get('name') or ''}"
+                        claimed.setdefault(key, []).append((i, pv))
+                    else:
+                        free.append((i, pv))
+                idx[c_name] = (free, claimed)
+            self.snapshot.cache[_PV_INDEX_KEY] = idx
+        free, claimed = idx.get(cls, ([], {}))
+        mine = claimed.get(claim_key)
+        if not mine:
+            return [pv for _, pv in free]
+        return [pv for _, pv in sorted([*free, *mine], key=lambda t: t[0])]
+
+    def _candidates(self, c: _Unbound) -> tuple[list[_Candidate], list[_Candidate]]:
         """(PVs pre-bound to the claim in list order, other usable PVs by capacity, stable)."""
         if c.candidates is not None:
             return c.candidates
+        pvs = self._class_pvs(c.cls, c.key)
         vac_enabled = self.dialect.volume_attributes_class
         if not vac_enabled and c.vac:
             raise _FilterError(
