@@ -170,6 +170,12 @@ def diagnose_command(
     strict_config: bool = typer.Option(
         False, "--strict-config", help="Reject configs with parts kdiagnose cannot replay."
     ),
+    pools_file: str | None = typer.Option(
+        None,
+        "--pools",
+        metavar="FILE",
+        help="Node pools for scale-up remedies (YAML list of name, labels, taints, allocatable, min/max/current).",
+    ),
     top: int = typer.Option(5, "--top", min=1, help="Show the scores of the top N feasible nodes."),
     all_nodes: bool = typer.Option(False, "--all-nodes", help="Show every node, not groups and the top N."),
     all_remedies: bool = typer.Option(False, "--all-remedies", help="Show every remedy, not the top 3."),
@@ -189,6 +195,11 @@ def diagnose_command(
 
         cfg = load_scheduler_config(scheduler_config, dialect, strict=strict_config)
         profiles, notes = list(cfg.profiles), list(cfg.notes)
+    pools = None
+    if pools_file:
+        from kdiagnose.model.pools import load_pools
+
+        pools = load_pools(pools_file)
     snapshot, _ = load_snapshot(files, dialect)
     report = diagnose_snapshot(
         snapshot,
@@ -199,6 +210,7 @@ def diagnose_command(
         scheduler_name=scheduler_name,
         source=", ".join(files),
         profile_notes=notes,
+        pools=pools,
     )
     emit(report, output, no_color=no_color, top=top, all_nodes=all_nodes, all_remedies=all_remedies)
     raise typer.Exit(int(exit_code_for(report)))

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from kdiagnose.errors import InputError, UsageError
-from kdiagnose.model.pools import pool_of
+from kdiagnose.model.pools import PoolSpec, pool_of
 from kdiagnose.report.interface import PodReport, Report
 from kdiagnose.scheduler.diagnosis import Diagnosis
 from kdiagnose.scheduler.engine import Scheduler
@@ -165,19 +165,6 @@ def select_pods(
 
 # ---------------------------------------------------------------------------------------------- report
 
-RemedyFn = Callable[["Snapshot", Scheduler, Diagnosis], "tuple[list[Remedy], list[str]]"]
-
-
-def _remedy_engine() -> RemedyFn | None:
-    try:
-        from kdiagnose.remedies.engine import compute_remedies  # type: ignore[import-not-found,unused-ignore]
-    except ModuleNotFoundError as e:
-        if e.name in ("kdiagnose.remedies.engine", "kdiagnose.remedies"):
-            return None  # remedies are optional: the diagnosis stands without them
-        raise
-    fn: RemedyFn = compute_remedies
-    return fn
-
 
 def _owner(snapshot: Snapshot, pod: Pod) -> str:
     """`Deployment ns/name` for a pod of a ReplicaSet owned by a Deployment, else the direct controller."""
@@ -210,6 +197,7 @@ def diagnose_snapshot(
     source: str = "",
     profile_notes: Iterable[str] = (),
     remedies: bool = True,
+    pools: list[PoolSpec] | None = None,
 ) -> Report:
     """Diagnose the selected pods (default: every pending pod a profile handles) and build the Report."""
     all_profiles = profiles_for(snapshot, profiles, scheduler_name)
@@ -222,8 +210,8 @@ def diagnose_snapshot(
         scheduler_name=scheduler_name,
     )
     scheduler = Scheduler(snapshot, all_profiles)
-    remedy_fn = _remedy_engine() if remedies else None
     from kdiagnose.load.dump import recorded_for
+    from kdiagnose.remedies.engine import compute_remedies
 
     notes = list(profile_notes)
     for p in all_profiles:
@@ -249,8 +237,8 @@ def diagnose_snapshot(
         else:
             d = scheduler.diagnose(pod)
             pr = PodReport(diagnosis=d)
-            if remedy_fn is not None and not d.scheduled and d.handled:
-                pr.remedies, pr.remedy_notes = remedy_fn(snapshot, scheduler, d)
+            if remedies and not d.scheduled and d.handled:
+                pr.remedies, pr.remedy_notes = compute_remedies(snapshot, scheduler, d, pools=pools)
         pr.owner = _owner(snapshot, pod)
         pr.recorded = recorded_for(snapshot, pod, pr.diagnosis.message)
         report.pods.append(pr)

@@ -144,7 +144,7 @@ def _full(raw: msgspec.Raw) -> Obj:
     return obj  # pending pods stay whole: remedies patch them and reports show them
 
 
-def _decode_batch(batch: bytes) -> list[Obj]:
+def _decode_batch(batch: memoryview) -> list[Obj]:
     """The objects of `[item, item, ...]`: bound pods slimmed, the rest whole (nodes trimmed)."""
     try:
         slim = _SLIM.decode(batch)
@@ -171,17 +171,25 @@ def _checked(obj: Obj) -> Obj:
     return obj
 
 
-def _wrap(data: bytes, start: int, end: int) -> bytes:
-    return b"[" + data[start:end] + b"]"
+def _batch(buf: bytearray, start: int, end: int, source: str) -> list[RawObject]:
+    """Decode the items in buf[start:end] (start is a `{`, with a byte before it; end is just after a `}`).
+
+    The bytes around the items are overwritten with `[` and `]` so the block is decoded in place as one
+    JSON array, without copying it (a copy of 32 MB costs as much as decoding a tenth of it here)."""
+    buf[start - 1] = 0x5B  # [
+    buf[end] = 0x5D  # ]
+    with memoryview(buf) as view, view[start - 1 : end + 1] as items:
+        objs = _decode_batch(items)
+    return [RawObject(o, source) for o in objs]
 
 
 def _stream(f: BinaryIO, source: str) -> tuple[list[RawObject], Obj]:
     """(objects, the List without its items) of a kubectl-layout JSON List, or _Fallback."""
-    buf = f.read(BLOCK_SIZE)
+    buf = bytearray(f.read(BLOCK_SIZE))
     at = buf.find(_ITEMS, 0, 1 << 16)
-    if at < 0 or not buf[: buf.find(b'"')].strip() == b"{":
+    if at < 0 or buf[: buf.find(b'"')].strip() != b"{":
         raise _Fallback
-    header = buf[:at]
+    header = bytes(buf[:at])
     pos = at + len(_ITEMS) - 1
     objects: list[RawObject] = []
     while True:
@@ -190,16 +198,17 @@ def _stream(f: BinaryIO, source: str) -> tuple[list[RawObject], Obj]:
             end = buf.find(_END, pos)
             if end < 0:
                 raise _Fallback
-            objects.extend(RawObject(o, source) for o in _decode_batch(_wrap(buf, pos, end + _CLOSE)))
-            trailer = buf[end + len(_END) :]
+            trailer = bytes(buf[end + len(_END) :])
+            objects.extend(_batch(buf, pos, end + _CLOSE, source))
             break
         cut = buf.rfind(_SEP, pos)
         if cut >= 0:
-            objects.extend(RawObject(o, source) for o in _decode_batch(_wrap(buf, pos, cut + _CLOSE)))
-            buf = buf[cut + len(_SEP) - 1 :] + more
-        else:
-            buf = buf[pos:] + more
-        pos = 0
+            objects.extend(_batch(buf, pos, cut + _CLOSE, source))
+            pos = cut + len(_SEP) - 1
+        # Keep one byte before the next item's `{`: _batch writes the `[` there.
+        del buf[: pos - 1]
+        buf += more
+        pos = 1
     try:
         shell = msgspec.json.decode(header + b'\n    "items": []' + trailer)
     except msgspec.DecodeError:

@@ -121,8 +121,15 @@ def load_pools(path: str) -> list[PoolSpec]:
     """Read a `--pools FILE` (YAML or JSON)."""
     import yaml
 
-    with open(path, encoding="utf-8") as f:
-        doc = yaml.safe_load(f)
+    from kdiagnose.errors import InputError
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = yaml.safe_load(f)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read pools file: {e.strerror or e}") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: invalid pools file: {' '.join(str(e).split())}") from None
     return parse_pools(doc, path)
 
 

@@ -167,6 +167,9 @@ class Snapshot:
         self.skipped: Counter[str] = skipped or Counter()
         self.warnings: list[str] = list(warnings)
         self.cache: dict[str, Any] = {}
+        # Indexes derived from the nodes alone (e.g. ImageLocality's image spread): they survive bind and
+        # remove_pods, which clear `cache`, so sequential placement does not rebuild them per replica.
+        self.node_cache: dict[str, Any] = {}
 
     # ------------------------------------------------------------ what-if copies (remedies, CI gate)
 
@@ -244,6 +247,7 @@ class Snapshot:
         new.skipped = self.skipped
         new.warnings = list(self.warnings)
         new.cache = {}
+        new.node_cache = {} if (extra_nodes or node_changes) else self.node_cache
         removed = {id(p) for p in remove_pods}
         old, repl = replace_pod if replace_pod else (None, None)
         changes = node_changes or {}

@@ -103,7 +103,12 @@ def render(result: GateResult) -> str:
             lines.extend(f"     note: {n}" for n in r.notes)
         if r.excluded_nodes:
             lines.append(f"     not targeted by the DaemonSet controller: {len(r.excluded_nodes)} node(s)")
-            lines.extend(f"       {n}: {why}" for n, why in sorted(r.excluded_nodes.items()))
+            by_reason: dict[str, list[str]] = {}
+            for n, why in sorted(r.excluded_nodes.items()):
+                by_reason.setdefault(why, []).append(n)
+            for why, nodes in by_reason.items():
+                more = f" and {len(nodes) - _MAX_NODES_SHOWN} more" if len(nodes) > _MAX_NODES_SHOWN else ""
+                lines.append(f"       {', '.join(nodes[:_MAX_NODES_SHOWN])}{more}: {why}")
         if r.headroom is not None:
             h = r.headroom
             lines.append(

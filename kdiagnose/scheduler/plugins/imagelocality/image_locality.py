@@ -53,10 +53,11 @@ class ImageIndex:
 
 
 def image_index(snapshot: Snapshot) -> ImageIndex:
-    idx: ImageIndex | None = snapshot.cache.get(_CACHE_KEY)
+    # Node-only data: kept in node_cache, which binding pods (the CI gate) does not clear.
+    idx: ImageIndex | None = snapshot.node_cache.get(_CACHE_KEY)
     if idx is None:
         idx = ImageIndex(snapshot)
-        snapshot.cache[_CACHE_KEY] = idx
+        snapshot.node_cache[_CACHE_KEY] = idx
     return idx
 
 

@@ -1,8 +1,7 @@
-"""Remedies stay within seconds at 5,000 nodes: pools are grouped, replays are few."""
+"""At 5,000 nodes remedies work per pool, not per node (timing lives in benchmarks/, not here)."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from kdiagnose.load.files import RawObject
@@ -61,7 +60,7 @@ def _pod(name: str, node: str | None, cpu: str) -> dict[str, Any]:
     }
 
 
-def test_remedies_at_5000_nodes_take_seconds() -> None:
+def test_remedies_at_5000_nodes_are_grouped_by_pool() -> None:
     objs = [_node(i) for i in range(NODES)]
     objs += [_pod(f"busy-{i}-{j}", f"node-{i}", "1") for i in range(NODES) for j in range(3)]
     objs.append(_pod("pending-0", None, "1500m"))
@@ -69,9 +68,7 @@ def test_remedies_at_5000_nodes_take_seconds() -> None:
     sched = Scheduler(snap)
     d = sched.diagnose(snap.pending[0])
     assert not d.scheduled
-    t0 = time.perf_counter()
     remedies, notes = compute_remedies(snap, sched, d)
-    elapsed = time.perf_counter() - t0
     kinds = [r.kind for r in remedies]
     assert kinds[0] == "scale-pool"
     assert kinds.count("scale-pool") == 8  # ng-8 and ng-9 are tainted
@@ -81,4 +78,3 @@ def test_remedies_at_5000_nodes_take_seconds() -> None:
         in notes
     )
     assert any(n.startswith("toleration: tolerating dedicated=ng-8:NoSchedule would not help") for n in notes)
-    assert elapsed < 5.0, f"remedies took {elapsed:.1f}s"
