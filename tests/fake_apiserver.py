@@ -60,6 +60,7 @@ RESOURCES: list[Resource] = [
     Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False),
     Resource("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False),
     Resource("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True),
+    Resource("storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", False),
     Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False),
     Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True),
     Resource("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", False),

@@ -101,6 +101,13 @@ KINDS: dict[str, KindSpec] = {
             "VolumeBinding storage capacity",
         ),
         KindSpec(
+            "VolumeAttachment",
+            "storage.k8s.io/v1",
+            "volumeattachments",
+            False,
+            "NodeVolumeLimits (volumes already attached, v1.33+)",
+        ),
+        KindSpec(
             "PriorityClass",
             "scheduling.k8s.io/v1",
             "priorityclasses",
@@ -160,6 +167,7 @@ _STORAGE_KINDS = (
     "CSINode",
     "CSIDriver",
     "CSIStorageCapacity",
+    "VolumeAttachment",
 )
 _PREEMPTION_KINDS = ("PriorityClass", "PodDisruptionBudget")
 _SPREAD_KINDS = ("Service", "ReplicationController", "ReplicaSet", "StatefulSet")

@@ -9,6 +9,7 @@ from typing import Any
 from kdiagnose.errors import InputError
 from kdiagnose.load.admission import AdmissionContext, admit_pod
 from kdiagnose.load.files import RawObject
+from kdiagnose.load.gcpause import paused_gc
 from kdiagnose.model.objects import ModelError, Node, Pod
 from kdiagnose.model.requests import finish_pod
 from kdiagnose.model.snapshot import Snapshot
@@ -29,6 +30,7 @@ KNOWN_KINDS = {
     "CSINode",
     "CSIDriver",
     "CSIStorageCapacity",
+    "VolumeAttachment",
     "PriorityClass",
     "PodDisruptionBudget",
     "Event",
@@ -55,6 +57,7 @@ def _kind_of(raw: RawObject) -> str:
     return kind if isinstance(kind, str) else ""
 
 
+@paused_gc  # 150,000 pods: the cycle collector would double the build time (load/gcpause.py)
 def build_snapshot(
     objects: Iterable[RawObject],
     dialect: Dialect,

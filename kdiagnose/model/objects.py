@@ -49,6 +49,12 @@ def _istr(value: Any) -> str:
     return intern(str(value or ""))
 
 
+@lru_cache(maxsize=4096)
+def _str_resource_value(name: str, q: str) -> int:
+    # 150,000 pods spell a few dozen distinct quantities ("100m", "128Mi"); exact Fraction parsing is slow.
+    return resource_value(name, q)
+
+
 def parse_resource_list(raw: Any, where: str) -> dict[str, int]:
     """A ResourceList as scheduler integers (cpu in millicores); `where` names the field for errors."""
     out: dict[str, int] = {}
@@ -56,7 +62,7 @@ def parse_resource_list(raw: Any, where: str) -> dict[str, int]:
         return out
     for name, q in raw.items():
         try:
-            out[str(name)] = resource_value(str(name), q)
+            out[str(name)] = _str_resource_value(str(name), q) if type(q) is str else resource_value(str(name), q)
         except QuantityError as e:
             raise ModelError(f"{where}.{name}: {e}") from None
     return out

@@ -113,6 +113,11 @@ class _State:
     delay_by_size: list[_Unbound] = field(default_factory=list)
 
 
+def _labels(m: dict[str, Any]) -> dict[str, str]:
+    labels = m.get("labels")
+    return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
+
+
 def _value(raw: Any) -> int:
     try:
         return value(raw) if raw is not None else 0
@@ -382,7 +387,7 @@ class VolumeBinding(Plugin):
                 continue
             if (pv.get("status") or {}).get("phase") != "Available":
                 continue
-            if c.selector is not None and not all(r.matches(m.get("labels") or {}) for r in c.selector):
+            if c.selector is not None and not all(r.matches(_labels(m)) for r in c.selector):
                 continue
             if pv_class(pv) != c.cls or not check_access_modes(c.pvc, pv):
                 continue
