@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit golden clean
+.PHONY: demo test lint typecheck unit golden bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,11 @@ test: lint typecheck unit
 
 golden: $(STAMP)
 	$(BIN)/python -m tests.golden_harness -q
+
+# Not part of `make test`: generates 500/1,000/5,000-node dumps (up to 1.4 GB) and takes minutes.
+BENCH_SIZES ?= 500,1000,5000
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run.py --sizes $(BENCH_SIZES) --pending 20
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -81,7 +81,17 @@ BAD_QUANTITIES: list[Any] = [
 ]
 ODD_NAMES = ["🚀-pod", "ünïcødé", "名前", "x" * 5000, "a/b", "with space", "-", "." * 3, "\u200b", "0"]
 BAD_OPERATORS = ["Foo", "", "in", "Gt", "Lt", "NotIn ", None, 3, ["In"]]
-QUANTITY_PARENTS = {"requests", "limits", "allocatable", "capacity", "overhead", "hard", "min", "max", "default"}
+QUANTITY_PARENTS = {
+    "requests",
+    "limits",
+    "allocatable",
+    "capacity",
+    "overhead",
+    "hard",
+    "min",
+    "max",
+    "default",
+}
 
 
 def _paths(value: Any, prefix: Path_) -> Iterator[Path_]:
@@ -187,7 +197,9 @@ def m_taints(docs: list[Obj], rng: random.Random) -> None:
     taint = rng.choice(
         [{"effect": "NoSchedule"}, {"key": "k"}, {"key": "k", "effect": "Bogus"}, "k=v:NoSchedule", None]
     )
-    _spec(node).setdefault("taints", []).append(taint) if isinstance(_spec(node).get("taints"), list) else None
+    _spec(node).setdefault("taints", []).append(taint) if isinstance(
+        _spec(node).get("taints"), list
+    ) else None
     if not isinstance(_spec(node).get("taints"), list):
         _spec(node)["taints"] = [taint]
 
@@ -403,7 +415,9 @@ def m_raw_kind_fields(docs: list[Obj], rng: random.Random) -> None:
     if not raw:
         return
     doc = rng.choice(raw)
-    paths = [p for p in _paths(doc, []) if len(p) >= 2 and p[0] in ("spec", "status", "allocation", "devices")]
+    paths = [
+        p for p in _paths(doc, []) if len(p) >= 2 and p[0] in ("spec", "status", "allocation", "devices")
+    ]
     paths = paths or [p for p in _paths(doc, []) if p and p != ["kind"]]
     if paths:
         p = rng.choice(paths)

@@ -13,6 +13,7 @@ from kdiagnose.load.gcpause import paused_gc
 from kdiagnose.model.objects import ModelError, Node, Pod
 from kdiagnose.model.requests import finish_pod
 from kdiagnose.model.snapshot import Snapshot
+from kdiagnose.model.validation import validate
 from kdiagnose.versions import Dialect
 
 __all__ = ["KNOWN_KINDS", "build_snapshot", "partial_dump_warnings"]
@@ -75,6 +76,14 @@ def build_snapshot(
             by_kind.setdefault(kind, []).append(raw)
         else:
             skipped[kind or "<no kind>"] += 1
+    # What the API server would have rejected (wrong types, invalid operators, negative quantities) is an
+    # input error naming the field, not a silently different verdict (model/validation.py).
+    for raws in by_kind.values():
+        for raw in raws:
+            try:
+                validate(raw.obj)
+            except ModelError as e:
+                raise InputError(f"{raw.where}: {e}") from None
     present = set(by_kind) | (set(list_kinds) & KNOWN_KINDS)
     plain: dict[str, list[Obj]] = {k: [r.obj for r in v] for k, v in by_kind.items() if k not in ("Pod", "Node")}
     if not dialect.dra_enabled:

@@ -112,15 +112,18 @@ _ANY = msgspec.json.Decoder()
 
 
 def _bound_pod(item: _Item) -> bool:
-    return item.kind == "Pod" and isinstance(item.spec, _Spec) and isinstance(item.spec.nodeName, str) and bool(
-        item.spec.nodeName
+    return (
+        item.kind == "Pod"
+        and isinstance(item.spec, _Spec)
+        and isinstance(item.spec.nodeName, str)
+        and bool(item.spec.nodeName)
     )
 
 
 def _slim_pod(item: _Item) -> Obj:
     obj: Obj = msgspec.to_builtins(item)
-    spec = obj.get("spec")
-    vols = spec.get("volumes") if isinstance(spec, dict) else None
+    spec: Obj = obj["spec"]  # _bound_pod checked it is there
+    vols = spec.get("volumes")
     if isinstance(vols, list):
         kept = [v for v in vols if volume_is_relevant(v)]
         if kept:
@@ -128,9 +131,10 @@ def _slim_pod(item: _Item) -> Obj:
         else:
             del spec["volumes"]
     status = obj.get("status")
-    conds = status.get("conditions") if isinstance(status, dict) else None
-    if isinstance(conds, list):
-        status["conditions"] = [c for c in conds if isinstance(c, dict) and c.get("type") in POD_CONDITIONS]
+    if isinstance(status, dict) and isinstance(status.get("conditions"), list):
+        status["conditions"] = [
+            c for c in status["conditions"] if isinstance(c, dict) and c.get("type") in POD_CONDITIONS
+        ]
     return obj
 
 
@@ -139,7 +143,9 @@ def _full(raw: msgspec.Raw) -> Obj:
     if not isinstance(obj, dict):
         raise _Fallback
     kind = obj.get("kind")
-    if kind == "Node" or (kind == "Pod" and isinstance(obj.get("spec"), dict) and obj["spec"].get("nodeName")):
+    if kind == "Node" or (
+        kind == "Pod" and isinstance(obj.get("spec"), dict) and obj["spec"].get("nodeName")
+    ):
         return trim_object(obj)
     return obj  # pending pods stay whole: remedies patch them and reports show them
 
@@ -178,9 +184,8 @@ def _batch(buf: bytearray, start: int, end: int, source: str) -> list[RawObject]
     JSON array, without copying it (a copy of 32 MB costs as much as decoding a tenth of it here)."""
     buf[start - 1] = 0x5B  # [
     buf[end] = 0x5D  # ]
-    with memoryview(buf) as view, view[start - 1 : end + 1] as items:
-        objs = _decode_batch(items)
-    return [RawObject(o, source) for o in objs]
+    # The view dies with this call (the decoded objects copy their strings), so `buf` can grow again after.
+    return [RawObject(o, source) for o in _decode_batch(memoryview(buf)[start - 1 : end + 1])]
 
 
 def _stream(f: BinaryIO, source: str) -> tuple[list[RawObject], Obj]:

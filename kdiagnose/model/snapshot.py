@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kdiagnose.model.objects import Node, Pod
 from kdiagnose.versions import Dialect
 
-__all__ = ["NodeInfo", "Snapshot", "has_pod_affinity", "has_required_anti_affinity"]
+__all__ = ["POD_BOUND_UPDATERS", "NodeInfo", "Snapshot", "has_pod_affinity", "has_required_anti_affinity"]
 
 Obj = dict[str, Any]
+
+# cache key -> how to update that cached index in place when bind() adds a pod to a node; bind() keeps
+# these entries (updated) and drops the rest. Registered by the module that owns the key.
+POD_BOUND_UPDATERS: dict[str, Callable[[Any, Pod, NodeInfo], None]] = {}
 
 
 def has_pod_affinity(pod: Pod) -> bool:
@@ -182,9 +186,13 @@ class Snapshot:
         if pod not in self.pods:
             self.pods.append(pod)
         ni = self.node_info_by_name.get(node_name)
+        kept = {k: v for k, v in self.cache.items() if k in POD_BOUND_UPDATERS} if ni is not None else {}
+        self.cache.clear()
         if ni is not None:
             ni.add_pod(pod)
-        self.cache.clear()
+            for key, value in kept.items():
+                POD_BOUND_UPDATERS[key](value, pod, ni)
+                self.cache[key] = value
 
     def add_pending(self, pod: Pod) -> None:
         self.pods.append(pod)

@@ -1,11 +1,19 @@
-"""`-o human`: the rich console report, readable at 80 columns, no color unless on a TTY.
+"""`-o human`: the console report an on-call engineer reads, laid out for 80 columns, color only on a TTY.
 
-Per pod: the scheduler's message first (verbatim), then why each node was rejected (grouped by reason and
-collapsed by pool for big clusters), the score table of the top nodes, notes, and remedies.
+Per pod, most actionable first: a title with a one-line summary ("3 rejected by taints, 2 by cpu; fix: …"),
+the scheduler's message verbatim (soft-wrapped, never altered), the rejected nodes grouped by reason (and
+collapsed by pool for big clusters), what would make it schedulable, then details (scores, what the cluster
+recorded, notes). Notes shared by several pods are printed once at the end.
+
+The layout is computed here rather than by rich tables so that long unbreakable tokens (taint keys, node names)
+wrap at spaces, node names stay whole, and every line fits the width. Object names are never parsed as markup
+(markup=False, Text objects) and control characters are escaped.
 """
 
 from __future__ import annotations
 
+import re
+import textwrap
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
@@ -16,14 +24,18 @@ from kdiagnose.scheduler.framework import Code
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from kdiagnose.report.interface import PodReport, Report
+    from kdiagnose.report.interface import PodReport, Remedy, Report
     from kdiagnose.scheduler.diagnosis import Diagnosis
     from kdiagnose.scheduler.framework import Status
 
-__all__ = ["RenderOptions", "describe_details", "render", "render_text"]
+__all__ = ["RenderOptions", "describe_details", "glance", "render", "render_text"]
 
 # A reason group with more nodes than this is collapsed by pool and cause.
 _MAX_ROWS_PER_GROUP = 6
+# More reason groups than this (e.g. one per tenant taint) are merged per plugin.
+_MAX_GROUPS = 8
+# Pods listed in the overview at the top of a multi-pod report.
+_MAX_OVERVIEW = 20
 _SHORT_PLUGIN = {
     "TaintToleration": "Taint",
     "NodeAffinity": "NodeAff",
@@ -35,6 +47,23 @@ _SHORT_PLUGIN = {
     "ImageLocality": "Image",
     "DynamicResources": "DRA",
 }
+# What a rejection is "by", in the one-line summary.
+_BY = {
+    "TaintToleration": "taints",
+    "NodeAffinity": "node affinity/selector",
+    "NodeUnschedulable": "cordon",
+    "NodeName": "nodeName",
+    "NodePorts": "host ports",
+    "InterPodAffinity": "pod affinity",
+    "PodTopologySpread": "topology spread",
+    "VolumeBinding": "volumes",
+    "VolumeZone": "volume zone",
+    "VolumeRestrictions": "volumes",
+    "NodeVolumeLimits": "volume limits",
+    "DynamicResources": "devices (DRA)",
+}
+_STATUS_RANK = {"unschedulable": 0, "gated": 1, "ignored": 2, "schedulable": 3, "bound": 4}
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 @dataclass(slots=True)
@@ -48,14 +77,37 @@ class RenderOptions:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def _safe(text: str) -> str:
+    """Escape control characters: object names must not drive the terminal (Kubernetes names cannot hold
+    them, so a real cluster's text is unchanged)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 # ---------------------------------------------------------------------------------------------- causes
 
 
+def _bytes(n: int) -> str:
+    """Binary units: exact when that reads well (6Gi, 512Mi), else two decimals of the largest unit (4.19Gi
+    rather than 4394396Ki)."""
+    exact = format_quantity("memory", n)
+    digits = exact.rstrip("KMGTPEikmgtpe")
+    if not digits.isdigit() or int(digits) < 1024:
+        return exact
+    for suffix, mult in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+        if n >= mult:
+            return f"{n / mult:.2f}".rstrip("0").rstrip(".") + suffix
+    return exact  # pragma: no cover - n >= 1024 always matches Ki
+
+
 def _amount(resource: str, n: Any) -> str:
+    if isinstance(n, tuple) and len(n) == 2:
+        return f"{_amount(resource, n[0])} to {_amount(resource, n[1])}"
     if not isinstance(n, int) or isinstance(n, bool):
         return str(n)
     if resource == "cpu":
         return f"{n // 1000}" if n % 1000 == 0 else f"{n / 1000:g}"
+    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
+        return _bytes(n)
     return format_quantity(resource, n)
 
 
@@ -63,20 +115,32 @@ def _fit(d: dict[str, Any]) -> str:
     r = str(d.get("resource"))
     label = {"cpu": " CPU", "pods": " pod(s)"}.get(r, f" {r}")
     req, free, alloc = d.get("requested"), d.get("free"), d.get("allocatable")
-    text = f"needs {_amount(r, req)}{label}"
+    want = _amount(r, req)
+    text = f"needs {want}{label}"
     if free is not None:
-        text += f", {_amount(r, free)} free"
+        have = _amount(r, free)
+        if have == want and free != req and isinstance(free, int):
+            have = format_quantity(r, free)  # rounding must not hide the shortfall
+        text += f", {have} free"
     if alloc is not None:
         text += f" of {_amount(r, alloc)} allocatable"
     return text
 
 
 def _value(v: Any) -> str:
+    if isinstance(v, tuple) and len(v) == 2 and all(isinstance(x, int) for x in v):
+        return f"{v[0]} to {v[1]}"
     if isinstance(v, list | tuple | set | frozenset):
         return "[" + ", ".join(_value(x) for x in v) + "]"
     if isinstance(v, dict):
         return "{" + ", ".join(f"{k}: {_value(x)}" for k, x in v.items()) + "}"
     return str(v)
+
+
+def _pods(v: Any, limit: int = 3) -> str:
+    items = [str(x) for x in v] if isinstance(v, list | tuple) else [str(v)]
+    more = f" and {len(items) - limit} more" if len(items) > limit else ""
+    return ", ".join(items[:limit]) + more
 
 
 def _one(d: dict[str, Any]) -> str:
@@ -112,14 +176,92 @@ def _one(d: dict[str, Any]) -> str:
             if used_as:
                 text += f" ({used_as})"
         parts.append(text)
+    if "term" in d:
+        # InterPodAffinity (filtering.go): "pods" is present only for the incoming pod's anti-affinity.
+        term = d.pop("term")
+        if "missingLabel" in d:
+            parts.append(f"pod affinity term {term}: node has no {d.pop('missingLabel')} label")
+        elif "pods" in d:
+            n = d.pop("matchingPods", None)
+            parts.append(
+                f"anti-affinity term {term}: {n if n is not None else 'some'} matching pod(s) in "
+                f"{d.pop('domain', 'the domain')} ({_pods(d.pop('pods'))})"
+            )
+        else:
+            d.pop("matchingPods", None)
+            where = d.pop("domain", "the domain")
+            text = f"affinity term {term}: no matching pod in {where}"
+            if d.pop("matchingPodsInCluster", None) == 0:
+                text += " (none in the cluster)"
+            parts.append(text)
+    if "podsWithAntiAffinity" in d:
+        parts.append(
+            f"existing pod(s) {_pods(d.pop('podsWithAntiAffinity'))} forbid this pod in {d.pop('domain', 'the domain')}"
+        )
     if "missingLabel" in d:
         parts.append(f"node has no {d.pop('missingLabel')} label")
+        if "constraint" in d:
+            parts[-1] += f" (spread constraint {d.pop('constraint')})"
     if "skew" in d and "maxSkew" in d:
+        # PodTopologySpread (filtering.go): matching pods in the domain + self - global minimum > maxSkew.
         dom = d.pop("domain", None)
-        text = f"skew would be {d.pop('skew')} > maxSkew {d.pop('maxSkew')}"
+        key = d.pop("topologyKey", "domain")
+        text = f"skew would be {_value(d.pop('skew'))} > maxSkew {_value(d.pop('maxSkew'))}"
         if dom is not None:
-            text += f" in {d.pop('topologyKey', 'domain')}={dom}"
+            text += f" in {key}={dom}"
+        elif key != "domain":
+            text += f" in {key}"
+        counts = []
+        if "matchingPods" in d:
+            counts.append(f"{_value(d.pop('matchingPods'))} matching pod(s) there")
+        if "globalMinimum" in d:
+            counts.append(f"minimum {_value(d.pop('globalMinimum'))}")
+        if counts:
+            text += f" ({', '.join(counts)})"
         parts.append(text)
+        for k in ("constraint", "selfMatch", "eligibleDomains"):
+            d.pop(k, None)
+        if d.get("minDomains") in (None, 1):
+            d.pop("minDomains", None)
+    if "claim" in d:
+        claim = d.pop("claim")
+        if d.pop("no_matching_pv", None):
+            prov = d.pop("provisioner", None)
+            parts.append(
+                f"claim {claim}: no PersistentVolume matches"
+                + (f" (provisioner {prov} cannot create one)" if prov else "")
+            )
+        elif d.get("allowed_topologies") is False:
+            d.pop("allowed_topologies")
+            parts.append(f"claim {claim}: StorageClass {d.pop('storage_class', '?')} allowedTopologies exclude the node")
+        elif "storage_class" in d and "requested" in d:
+            req = d.pop("requested")
+            amount = _bytes(int(req)) if str(req).isdigit() else str(req)
+            parts.append(
+                f"claim {claim}: StorageClass {d.pop('storage_class')} has no capacity for {amount} on the node"
+            )
+        elif "missing_pv" in d:
+            parts.append(f"claim {claim}: bound PersistentVolume {d.pop('missing_pv')} not found")
+        elif "pv" in d:
+            parts.append(f"claim {claim}: bound PersistentVolume {d.pop('pv')}'s node affinity excludes the node")
+        elif "selected_node" in d:
+            parts.append(f"claim {claim}: provisioning was started for node {d.pop('selected_node')}")
+        else:
+            parts.append(f"claim {claim}")
+    if "pv" in d and "label" in d:
+        vals = d.pop("pv_values", None)
+        node_value = d.pop("node_value", None)
+        parts.append(
+            f"PersistentVolume {d.pop('pv')} needs {d.pop('label')} in {_value(vals)} "
+            f"(node has {'none' if node_value is None else repr(node_value)})"
+        )
+    if "driver" in d and "limit" in d:
+        parts.append(
+            f"CSI driver {d.pop('driver')}: {d.pop('attached', '?')} attached + {d.pop('new', '?')} new "
+            f"> limit {d.pop('limit')}"
+        )
+    if "volume" in d and "pod" in d:
+        parts.append(f"volume {d.pop('volume')} is in use by {d.pop('pod')}")
     parts.extend(f"{k}={_value(v)}" for k, v in d.items() if v is not None and v != "" and v != [])
     return ", ".join(parts)
 
@@ -130,11 +272,99 @@ def describe_details(details: tuple[dict[str, Any], ...] | list[dict[str, Any]])
 
 
 def _cause(st: Status) -> str:
-    """The concrete cause when the plugin gave details (the reason is in the headline), else the reason."""
+    """The concrete cause when the plugin gave details (the reason is in the group title), else the reason."""
     return describe_details(st.details) or ", ".join(st.reasons) or st.code.label
 
 
-# ---------------------------------------------------------------------------------------------- sections
+_VARIES = object()
+
+
+def _merge(statuses: list[Status]) -> str:
+    """One cause for many nodes: keys equal everywhere are kept, varying integers become ranges, other
+    varying keys are dropped. Empty when the details differ in shape."""
+    shapes = {tuple(tuple(sorted(x)) for x in st.details if isinstance(x, dict)) for st in statuses}
+    if len(shapes) != 1 or not next(iter(shapes)):
+        return ""
+    merged: list[dict[str, Any]] = []
+    for i in range(len(statuses[0].details)):
+        values = [st.details[i] for st in statuses]
+        out: dict[str, Any] = {}
+        for k in values[0]:
+            vs = [v.get(k) for v in values]
+            first = vs[0]
+            if all(v == first for v in vs):
+                out[k] = first
+            elif all(isinstance(v, int) and not isinstance(v, bool) for v in vs):
+                out[k] = (min(vs), max(vs))
+            else:
+                out[k] = _VARIES
+        if any(v is _VARIES for v in out.values()) and set(out) & {"taint", "nodeSelector", "port"}:
+            return ""  # the varying key is the cause itself: a merged sentence would be empty or wrong
+        merged.append({k: v for k, v in out.items() if v is not _VARIES})
+    return describe_details(merged)
+
+
+# ---------------------------------------------------------------------------------------------- layout
+
+
+class _Out:
+    """Pre-wrapped lines: word-wrapped at spaces only (never inside a taint key or node name unless the token
+    alone is wider than the line), with hanging indents."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.width = max(console.width, 40)
+
+    def blank(self) -> None:
+        self.console.print()
+
+    def line(self, text: str, style: str | None = None) -> None:
+        from rich.text import Text
+
+        self.console.print(Text(_safe(text), style=style or ""), soft_wrap=True)
+
+    def verbatim(self, text: str, style: str | None = None) -> None:
+        """Printed as is; the terminal soft-wraps it, so a copy is the exact text."""
+        self.line(text, style)
+
+    def para(self, text: str, indent: int = 0, hang: int | None = None, style: str | None = None) -> None:
+        for ln in self.wrap(text, indent, hang):
+            self.line(ln, style)
+
+    def wrap(self, text: str, indent: int = 0, hang: int | None = None) -> list[str]:
+        hang = indent + 2 if hang is None else hang
+        w = textwrap.TextWrapper(
+            width=self.width,
+            initial_indent=" " * indent,
+            subsequent_indent=" " * hang,
+            break_on_hyphens=False,
+            break_long_words=True,
+        )
+        return w.wrap(_safe(text)) or [" " * indent]
+
+    def columns(self, rows: list[list[str]], indent: int, wrap_last: bool = True) -> None:
+        """Aligned columns (no box characters: node names copy cleanly); the last column wraps under itself.
+        When it would be narrower than 30 columns, each row is stacked: the cells, then the last one below."""
+        if not rows:
+            return
+        n = len(rows[0])
+        widths = [max(len(r[i]) for r in rows) for i in range(n - 1)]
+        lead = indent + sum(w + 2 for w in widths)
+        room = self.width - lead
+        if room >= 30 or not wrap_last:
+            for r in rows:
+                head = " " * indent + "".join(c.ljust(w + 2) for c, w in zip(r, widths, strict=False))
+                if not wrap_last:
+                    self.line((head + r[-1]).rstrip())
+                    continue
+                wrapped = textwrap.wrap(_safe(r[-1]), width=room, break_on_hyphens=False) or [""]
+                self.line((head + wrapped[0]).rstrip())
+                for more in wrapped[1:]:
+                    self.line(" " * lead + more)
+            return
+        for r in rows:
+            self.para("  ".join(c for c in r[:-1] if c), indent, indent + 4)
+            self.para(r[-1], indent + 4, indent + 6)
 
 
 def _names(nodes: list[str], limit: int = 3) -> str:
@@ -146,47 +376,215 @@ def _names(nodes: list[str], limit: int = 3) -> str:
     )
 
 
-def _node_rows(d: Diagnosis, pools: dict[str, str], all_nodes: bool) -> list[list[tuple[str, str, str, str]]]:
-    """Rejected nodes grouped by (plugin, reasons); each group a list of (nodes, pool, plugin, cause) rows."""
-    groups: dict[tuple[str, str, tuple[str, ...]], list[tuple[str, Status]]] = {}
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
+
+
+# ---------------------------------------------------------------------------------------------- groups
+
+
+@dataclass(slots=True)
+class _Group:
+    plugin: str
+    title: str  # the scheduler's reason(s)
+    members: list[tuple[str, Status]]
+    not_evaluated: bool = False
+
+
+def _groups(d: Diagnosis, all_nodes: bool) -> list[_Group]:
+    """Rejected nodes grouped by (plugin, reasons), biggest first; many small groups merge per plugin."""
+    by: dict[tuple[str, tuple[str, ...]], list[tuple[str, Status]]] = {}
     for name, st in d.verdicts.items():
-        if st.ok:
-            continue
-        groups.setdefault((st.plugin, st.code.label, st.reasons), []).append((name, st))
+        if not st.ok:
+            by.setdefault((st.plugin or "", st.reasons), []).append((name, st))
+    groups = [_Group(p, ", ".join(r) or "rejected", m) for (p, r), m in by.items()]
+    if not all_nodes and len(groups) > _MAX_GROUPS:
+        per: dict[str, list[_Group]] = {}
+        for g in groups:
+            per.setdefault(g.plugin, []).append(g)
+        groups = []
+        for plugin, gs in per.items():
+            if len(gs) == 1:
+                groups.append(gs[0])
+                continue
+            biggest = max(gs, key=lambda g: len(g.members))
+            title = f"{len(gs)} different reasons, e.g. {biggest.title}"
+            groups.append(_Group(plugin, title, [m for g in gs for m in g.members]))
+    groups.sort(key=lambda g: (-len(g.members), g.plugin, g.title))
     if d.not_evaluated and d.absent is not None:
-        groups[(d.absent.plugin, "NotEvaluated", d.absent.reasons)] = [(n, d.absent) for n in d.not_evaluated]
-    out = []
-    for (plugin, _code, _reasons), members in sorted(groups.items(), key=lambda g: (-len(g[1]), g[0][2])):
-        rows: list[tuple[str, str, str, str]] = []
-        if all_nodes or len(members) <= _MAX_ROWS_PER_GROUP:
-            for name, st in members:
-                rows.append((name, pools.get(name, "-"), plugin or "-", _cause(st)))
+        groups.append(
+            _Group(
+                d.absent.plugin or "PreFilter",
+                ", ".join(d.absent.reasons) or "not evaluated",
+                [(n, d.absent) for n in d.not_evaluated],
+                not_evaluated=True,
+            )
+        )
+    return groups
+
+
+def _pool_summary(members: list[tuple[str, Status]], pools: dict[str, str]) -> str:
+    counts = Counter(pools.get(n) for n, _ in members)
+    counts.pop(None, None)
+    if not counts:
+        return ""
+    if len(counts) == 1:
+        return f"pool {next(iter(counts))}"
+    ranked = counts.most_common()
+    shown = ", ".join(f"{p} {c}" for p, c in ranked[:4])
+    return f"pools {shown}" + (f", +{len(ranked) - 4} more" if len(ranked) > 4 else "")
+
+
+def _render_group(out: _Out, g: _Group, pools: dict[str, str], all_nodes: bool, brief: bool = False) -> None:
+    n = len(g.members)
+    where = _pool_summary(g.members, pools)
+    nodes = _count(n, "node") + (f" in {where}" if where.startswith("pool ") else "")
+    if g.not_evaluated:
+        head = f"{nodes} not evaluated: PreFilter {g.plugin} excluded them ({g.title})"
+    else:
+        head = f"{nodes}, {g.plugin}: {g.title}"
+    out.para(head, 2, 6, style="bold")
+    if brief:
+        return
+    if g.not_evaluated:
+        out.para(_names(sorted(m[0] for m in g.members)), 4, 6, style="dim")
+        return
+    one_pool = len({pools.get(m[0]) for m in g.members}) <= 1
+    if all_nodes or n <= _MAX_ROWS_PER_GROUP:
+        rows = [[name, *([] if one_pool else [pools.get(name, "-")]), _cause(st)] for name, st in g.members]
+        out.columns(rows, 4)
+        return
+    # Collapse: by (pool, cause), else by pool with merged causes, else one merged row, else the first rows.
+    buckets: dict[tuple[str, str], list[str]] = {}
+    for name, st in g.members:
+        buckets.setdefault((pools.get(name, ""), _cause(st)), []).append(name)
+    rows2: list[tuple[str, str, list[str]]] = []
+    if len(buckets) <= _MAX_ROWS_PER_GROUP:
+        rows2 = [(p, c, names) for (p, c), names in sorted(buckets.items(), key=lambda kv: -len(kv[1]))]
+    else:
+        per_pool: dict[str, list[tuple[str, Status]]] = {}
+        for m in g.members:
+            per_pool.setdefault(pools.get(m[0], ""), []).append(m)
+        merged = {p: _merge([st for _, st in ms]) for p, ms in per_pool.items()}
+        if len(per_pool) <= _MAX_ROWS_PER_GROUP and all(merged.values()):
+            rows2 = [
+                (p, merged[p], [x for x, _ in ms]) for p, ms in sorted(per_pool.items(), key=lambda kv: -len(kv[1]))
+            ]
         else:
-            by: dict[tuple[str, str], list[str]] = {}
-            for name, st in members:
-                by.setdefault((pools.get(name, "-"), _cause(st)), []).append(name)
-            if len(by) > _MAX_ROWS_PER_GROUP:
-                by2: dict[str, list[tuple[str, str]]] = {}
-                for (pool, cause), names in by.items():
-                    by2.setdefault(pool, []).extend((n, cause) for n in names)
-                if len(by2) > _MAX_ROWS_PER_GROUP:
-                    causes = Counter(_cause(st) for _, st in members)
-                    cause, _ = causes.most_common(1)[0]
-                    more = f" (and {len(causes) - 1} other variant(s))" if len(causes) > 1 else ""
-                    rows.append(
-                        (_names([m[0] for m in members]), f"{len(by2)} pools", plugin or "-", cause + more)
-                    )
-                else:
-                    for pool, items in sorted(by2.items(), key=lambda kv: -len(kv[1])):
-                        causes = Counter(c for _, c in items)
-                        cause, _ = causes.most_common(1)[0]
-                        more = f" (and {len(causes) - 1} other variant(s))" if len(causes) > 1 else ""
-                        rows.append((_names([n for n, _ in items]), pool, plugin or "-", cause + more))
+            whole = _merge([st for _, st in g.members])
+            if whole:
+                rows2 = [("", whole, [x for x, _ in g.members])]
+    if rows2:
+        for pool, cause, names in rows2:
+            if not one_pool and pool:
+                label = f"pool {pool}, {_count(len(names), 'node')}: "
+            elif len(rows2) > 1 or not one_pool:
+                label = f"{_count(len(names), 'node')}: "
             else:
-                for (pool, cause), names in sorted(by.items(), key=lambda kv: -len(kv[1])):
-                    rows.append((_names(names), pool, plugin or "-", cause))
-        out.append(rows)
-    return out
+                label = ""  # the group title has the count and the pool
+            out.para(label + cause, 4, 8)
+            listing = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            out.para(listing, 6, 8, style="dim")
+        return
+    shown = _MAX_ROWS_PER_GROUP - 1
+    rows = [[name, *([] if one_pool else [pools.get(name, "-")]), _cause(st)] for name, st in g.members[:shown]]
+    out.columns(rows, 4)
+    out.line(f"    … and {n - shown} more node(s) with other causes (--all-nodes lists them)", "dim")
+
+
+# ---------------------------------------------------------------------------------------------- summary
+
+
+def _by(st: Status) -> list[str]:
+    """What one node was rejected by, in short words (one entry per insufficient resource)."""
+    if st.plugin == "NodeResourcesFit":
+        out = [str(x["resource"]) for x in st.details if isinstance(x, dict) and "resource" in x]
+        if not out:
+            out = [r.removeprefix("Insufficient ") for r in st.reasons]
+        return ["+".join(out)] if out else ["resources"]
+    if st.plugin == "InterPodAffinity" and any("anti-affinity" in r for r in st.reasons):
+        return ["pod anti-affinity"]
+    return [_BY.get(st.plugin or "", st.plugin or st.code.label)]
+
+
+def _rejections(d: Diagnosis) -> str:
+    counts: Counter[str] = Counter()
+    for st in d.verdicts.values():
+        if not st.ok:
+            counts.update(_by(st))
+    parts = [f"{c} by {what}" for what, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    if parts:
+        parts[0] = parts[0].replace(" by ", " rejected by ", 1)
+    if d.not_evaluated:
+        parts.append(f"{len(d.not_evaluated)} excluded at PreFilter")
+    return ", ".join(parts)
+
+
+def _short_fix(r: Remedy) -> str:
+    s = r.summary
+    if len(s) > 60 and ": " in s:
+        s = s.split(": ", 1)[0]
+    return s
+
+
+def _status(pr: PodReport) -> str:
+    d = pr.diagnosis
+    if pr.triage:
+        return "bound"
+    if not d.handled:
+        return "ignored"
+    if d.preenqueue is not None:
+        return "gated"
+    return "schedulable" if d.scheduled else "unschedulable"
+
+
+def glance(pr: PodReport) -> str:
+    """The one-line summary of a pod: what rejected how many nodes, and the first fix."""
+    d = pr.diagnosis
+    status = _status(pr)
+    if status in ("bound", "ignored"):
+        return ""
+    if status == "gated":
+        return "held by scheduling gates: kube-scheduler does not try it until they are removed"
+    if status == "schedulable":
+        text = f"fits {len(d.feasible)} of {_count(d.num_all_nodes, 'node')}; binds to {d.chosen}"
+        rej = _rejections(d)
+        return text + (f" ({rej})" if rej else "")
+    if d.prefilter is not None:
+        text = f"rejected at PreFilter by {d.prefilter.plugin or 'a plugin'} before any node was checked"
+    elif d.num_all_nodes == 0:
+        text = "the cluster has no nodes"
+    else:
+        text = _rejections(d) or "no node fits"
+    if d.preemption is not None:
+        text += (
+            f"; kube-scheduler will preempt {_count(len(d.preemption.victims), 'pod')} "
+            f"on {d.preemption.nominated_node}"
+        )
+    fixes = [r for r in pr.remedies if r.kind != "preemption"]
+    if fixes:
+        text += f"; fix: {_short_fix(fixes[0])}"
+    elif d.preemption is None:
+        text += "; no single change found that fixes it"
+    return text
+
+
+# ---------------------------------------------------------------------------------------------- sections
+
+
+def _headline(pr: PodReport) -> tuple[str, str, str]:
+    """(status word, style, headline text). The headline is the scheduler's message verbatim when it has one."""
+    d = pr.diagnosis
+    word = _status(pr)
+    if word == "bound":
+        return word, "green", pr.triage + ": not a scheduling problem"
+    if word == "ignored":
+        return word, "yellow", d.not_handled_reason
+    if word == "gated" and d.preenqueue is not None:
+        return word, "yellow", d.preenqueue.message
+    if word == "schedulable":
+        return word, "green", f"kube-scheduler would bind it to {d.chosen}"
+    return word, "red", d.message or d.full_message or "not scheduled"
 
 
 def _winner_sentence(d: Diagnosis) -> str:
@@ -195,7 +593,7 @@ def _winner_sentence(d: Diagnosis) -> str:
     if len(d.feasible) == 1 and d.chosen:
         return f"Only {d.chosen} passes every filter: kube-scheduler binds it without scoring."
     totals = {n: b.total for n, b in d.scores.items()}
-    if not totals or d.chosen is None:
+    if not totals or d.chosen is None or d.chosen not in totals:
         return ""
     best = totals[d.chosen]
     if len(d.top_nodes) > 1:
@@ -217,25 +615,17 @@ def _winner_sentence(d: Diagnosis) -> str:
     return text + "."
 
 
-def _headline(pr: PodReport) -> tuple[str, str, str]:
-    """(status word, style, headline text). The headline is the scheduler's message verbatim when it has one."""
-    d = pr.diagnosis
-    if pr.triage:
-        return "bound", "green", pr.triage + ": not a scheduling problem"
-    if not d.handled:
-        return "ignored", "yellow", d.not_handled_reason
-    if d.preenqueue is not None:
-        return "gated", "yellow", d.preenqueue.message
-    if d.scheduled:
-        return "schedulable", "green", f"kube-scheduler would bind it to {d.chosen}"
-    return "unschedulable", "red", d.message or d.full_message or "not scheduled"
-
-
-def _score_table(console: Console, d: Diagnosis, pools: dict[str, str], opts: RenderOptions) -> None:
-    from rich.table import Table
-
+def _scores(out: _Out, d: Diagnosis, pools: dict[str, str], opts: RenderOptions) -> None:
     ranked = sorted(d.scores.values(), key=lambda b: (-b.total, b.node))
     shown = ranked if opts.all_nodes else ranked[: max(opts.top, 1)]
+    if d.chosen and all(b.node != d.chosen for b in shown) and d.chosen in d.scores:
+        shown.append(d.scores[d.chosen])  # a random pick among ties may sort below the cut
+    sentence = _winner_sentence(d)
+    without_scoring = d.nominated_node_used or len(d.feasible) == 1
+    if without_scoring and not opts.all_nodes:
+        if sentence:
+            out.para(sentence, 0, 2)
+        return
     plugins: list[str] = []
     for b in ranked:
         for p in b.plugins:
@@ -243,138 +633,185 @@ def _score_table(console: Console, d: Diagnosis, pools: dict[str, str], opts: Re
                 plugins.append(p)
     nonzero = [p for p in plugins if any(b.plugins[p].weighted for b in shown if p in b.plugins)]
     zero = [p for p in plugins if p not in nonzero]
-    console.print(
-        f"Scores of the top {len(shown)} of {len(ranked)} feasible node(s) (weight × score)", style="bold"
-    )
-    table = Table(show_edge=False, pad_edge=False)
-    table.add_column("Node", overflow="fold")
-    if any(pools.get(b.node) for b in shown):
-        table.add_column("Pool", overflow="fold")
-    table.add_column("Total", justify="right")
-    for p in nonzero:
-        table.add_column(_SHORT_PLUGIN.get(p, p[:8]), justify="right")
+    what = f"top {len(shown)} of {len(ranked)}" if len(shown) < len(ranked) else f"all {len(ranked)}"
+    out.para(f"Scores of {what} feasible node(s), weight × normalized score", 0, 2, style="bold")
+    if sentence:
+        out.para(sentence, 2, 4)
     with_pool = any(pools.get(b.node) for b in shown)
+    head = ["", "Node", *(["Pool"] if with_pool else []), "Total", *(_SHORT_PLUGIN.get(p, p[:8]) for p in nonzero)]
+    rows = [head]
     for b in shown:
-        cells = [b.node] + ([pools.get(b.node, "-")] if with_pool else []) + [str(b.total)]
-        cells += [str(b.plugins[p].weighted) if p in b.plugins else "-" for p in nonzero]
-        table.add_row(*cells, style="bold" if b.node == d.chosen else None)
-    console.print(table)
+        cells = ["*" if b.node == d.chosen else "", b.node, *([pools.get(b.node, "-")] if with_pool else [])]
+        cells += [str(b.total), *(str(b.plugins[p].weighted) if p in b.plugins else "-" for p in nonzero)]
+        rows.append(cells)
+    _number_table(out, rows, first_numeric=3 if with_pool else 2)
+    notes = []
     legend = [f"{_SHORT_PLUGIN[p]}={p}" for p in nonzero if p in _SHORT_PLUGIN and _SHORT_PLUGIN[p] != p]
     if legend:
-        console.print("  " + ", ".join(legend), style="dim")
+        notes.append(", ".join(legend))
+    pick = "kdiagnose's pick among the tied nodes" if len(d.top_nodes) > 1 else "the chosen node"
+    notes.append(f"* = {pick}")
     if zero:
-        console.print(f"  0 on every shown node: {', '.join(zero)}", style="dim")
+        notes.append(f"0 on every shown node: {', '.join(zero)}")
     skipped = sorted({p for b in d.scores.values() for p in b.skipped})
     if skipped:
-        console.print(f"  skipped at PreScore (contribute 0): {', '.join(skipped)}", style="dim")
+        notes.append(f"skipped at PreScore (contribute 0): {', '.join(skipped)}")
     if len(ranked) > 100:
-        console.print(
-            f"  kdiagnose scores all {len(ranked)} feasible nodes; kube-scheduler's percentageOfNodesToScore "
-            "may score only a sample",
-            style="dim",
+        notes.append(
+            f"kdiagnose scores all {len(ranked)} feasible nodes; kube-scheduler's percentageOfNodesToScore "
+            "may score only a sample"
         )
-    sentence = _winner_sentence(d)
-    if sentence:
-        console.print(sentence)
+    for n in notes:
+        out.para(n, 2, 4, style="dim")
 
 
-def _pod(console: Console, pr: PodReport, report: Report, opts: RenderOptions) -> None:
-    from rich.table import Table
+def _number_table(out: _Out, rows: list[list[str]], first_numeric: int) -> None:
+    """Left-aligned names, right-aligned numbers; node names are ellipsized only when the table is wider than
+    the terminal (the names are whole in the sentence above)."""
+    n = len(rows[0])
+    widths = [max(len(r[i]) for r in rows) for i in range(n)]
+    total = 2 + sum(widths) + 2 * (n - 1)
+    if total > out.width and widths[1] > 12:
+        widths[1] = max(12, widths[1] - (total - out.width))
+    for i, r in enumerate(rows):
+        cells = []
+        for j, c in enumerate(r):
+            if len(c) > widths[j]:
+                c = c[: widths[j] - 1] + "…"
+            cells.append(c.rjust(widths[j]) if j >= first_numeric else c.ljust(widths[j]))
+        out.line(("  " + "  ".join(cells)).rstrip(), "bold" if i == 0 or r[0] == "*" else None)
+
+
+def _remedies(out: _Out, pr: PodReport, opts: RenderOptions) -> None:
+    limit = len(pr.remedies) if opts.all_remedies else opts.max_remedies
+    out.blank()
+    if not pr.remedies:
+        out.line("What would make it schedulable", "bold")
+        out.para("no single change found by the what-if replay (see Ruled out)", 2, 4)
+        return
+    out.para("What would make it schedulable (each proven by a what-if replay)", 0, 2, style="bold")
+    for i, r in enumerate(pr.remedies[:limit], 1):
+        out.para(f"{i}. {r.summary}", 2, 5, style="bold" if i == 1 else None)
+        if r.target and r.target not in r.summary:
+            out.para(f"target: {r.target}", 5, 7, style="dim")
+        if r.unblocks:
+            out.para(f"unblocks: {_names(sorted(r.unblocks))}", 5, 7, style="dim")
+        if r.risk:
+            out.para(f"risk: {r.risk}", 5, 7, style="dim")
+        if r.patch:
+            for line in r.patch.rstrip("\n").splitlines():
+                out.verbatim("       " + line)  # YAML: never re-wrapped
+        if r.verify:
+            out.para(f"verify: {r.verify}", 5, 7, style="dim")
+    if len(pr.remedies) > limit:
+        out.line(f"  … {len(pr.remedies) - limit} more (--all-remedies)", "dim")
+
+
+def _pod(out: _Out, pr: PodReport, report: Report, opts: RenderOptions, shared: set[str]) -> None:
     from rich.text import Text
 
     d = pr.diagnosis
     word, style, headline = _headline(pr)
     title = Text()
-    title.append(f"Pod {d.pod.key}", style="bold")
+    title.append(_safe(f"Pod {d.pod.key}"), style="bold")
     title.append(": ")
-    title.append(word, style=f"bold {style}")
-    extra = [f"{d.num_all_nodes} node(s)"]
+    title.append(word.upper(), style=f"bold {style}")
+    extra = [_count(d.num_all_nodes, "node")]
     if d.profile and d.profile != "default-scheduler":
         extra.append(f"profile {d.profile}")
     if pr.owner:
         extra.append(pr.owner)
-    title.append(f"  ({', '.join(extra)})", style="dim")
-    console.print(title)
-    console.print(Text(headline), soft_wrap=True)  # verbatim: no inserted line breaks
+    title.append(_safe(f"  ({', '.join(extra)})"), style="dim")
+    out.console.print(title)
+    if d.profile in report.profiles:
+        # Filters and scores depend on the profile's plugins and weights: say which, when not the default.
+        out.para(report.profiles[d.profile], 2, 4, style="cyan")
+    summary = glance(pr)
+    if summary:
+        out.para(summary, 2, 4, style="bold")
+    out.blank()
+    if word == "unschedulable" and d.message:
+        out.line("Scheduler message (verbatim):", "dim")
+    out.verbatim(headline)
+    if word == "unschedulable" and d.full_message and d.message and d.full_message != d.message:
+        out.para("(the event recorder truncates messages at 1024 bytes; -o json has the full text)", 0, 2, "dim")
     if d.preenqueue is not None:
-        console.print(
+        out.para(
             "No scheduling attempt is made while gates remain, so no FailedScheduling event is written.",
+            0,
+            2,
             style="dim",
         )
     if d.prefilter is not None and d.prefilter.code != Code.ERROR:
-        console.print(
-            f"PreFilter {d.prefilter.plugin} rejected the pod before any node was checked.", style="dim"
+        cause = describe_details(d.prefilter.details)
+        out.para(
+            f"PreFilter {d.prefilter.plugin} rejected the pod before any node was checked"
+            + (f": {cause}" if cause else "."),
+            0,
+            2,
+            style="dim",
         )
 
-    groups = _node_rows(d, report.node_pools, opts.all_nodes)
-    if groups and d.prefilter is None:
-        console.print()
-        console.print("Why the nodes were rejected", style="bold")
-        table = Table(show_edge=False, pad_edge=False)
-        table.add_column("Node", overflow="fold", max_width=28)
-        if report.node_pools:
-            table.add_column("Pool", overflow="fold", max_width=16)
-        table.add_column("Plugin", overflow="fold", max_width=18)
-        table.add_column("Cause", overflow="fold")
-        for i, rows in enumerate(groups):
-            for node, pool, plugin, cause in rows:
-                cells = [node] + ([pool] if report.node_pools else []) + [plugin, cause]
-                table.add_row(*cells)
-            if i < len(groups) - 1:
-                table.add_section()
-        console.print(table)
+    groups = _groups(d, opts.all_nodes) if d.prefilter is None else []
 
-    if d.preemption is not None:
-        victims = ", ".join(sorted(v.key for v in d.preemption.victims)) or "no pods"
-        console.print()
-        console.print(
-            f"Preemption: kube-scheduler would nominate {d.preemption.nominated_node} and evict {victims}.",
-            style="yellow",
-        )
-    if d.scores and not pr.triage:
-        console.print()
-        if d.profile in report.profiles:
-            # Scores depend on the profile's strategy and weights: say which, when not the default.
-            console.print(report.profiles[d.profile], style="cyan")
-        _score_table(console, d, report.node_pools, opts)
+    def rejected() -> None:
+        if not groups:
+            return
+        n = sum(len(g.members) for g in groups)
+        out.blank()
+        fit = f"; {len(d.feasible)} fit" if d.feasible else ""
+        out.line(f"Why {n} of {_count(d.num_all_nodes, 'node')} were rejected{fit}", "bold")
+        # For a pod that schedules, the rejections are background: per-node causes only when few.
+        brief = bool(d.feasible) and n > _MAX_ROWS_PER_GROUP and not opts.all_nodes
+        for g in groups:
+            _render_group(out, g, report.node_pools, opts.all_nodes, brief)
+        if brief:
+            out.line("  (--all-nodes shows the cause on every node)", "dim")
+
+    if word == "schedulable":
+        if d.scores:
+            out.blank()
+            _scores(out, d, report.node_pools, opts)
+        rejected()
+    elif word == "unschedulable":
+        rejected()
+        preempt = [r for r in pr.remedies if r.kind == "preemption"]
+        if d.preemption is not None and not preempt:
+            victims = sorted(v.key for v in d.preemption.victims)
+            pdb = d.preemption.pdb_violations
+            out.blank()
+            out.para(
+                f"Preemption: kube-scheduler would evict {_count(len(victims), 'lower-priority pod')} on "
+                f"{d.preemption.nominated_node} ({_pods(victims, 5) or 'none'})"
+                + (f", violating {_count(pdb, 'PodDisruptionBudget')}" if pdb else "")
+                + f", and nominate {d.preemption.nominated_node}: the pod binds there once they are gone.",
+                0,
+                2,
+                style="yellow",
+            )
+        _remedies(out, pr, opts)
+        if pr.remedy_notes:
+            out.blank()
+            out.line("Ruled out", "bold")
+            for n in pr.remedy_notes:
+                out.para(f"- {n}", 2, 4)
 
     if pr.recorded is not None and (pr.recorded.message or pr.recorded.condition_message):
         from kdiagnose.report.recorded import render_recorded
 
-        console.print()
+        out.blank()
         for i, line in enumerate(render_recorded(pr.recorded, d.message)):
-            line_style = "bold" if i == 0 else ("yellow" if "differs" in line else "")
-            console.print(Text(line), soft_wrap=True, style=line_style)
+            line_style = "bold" if i == 0 else ("yellow" if "differs" in line else None)
+            out.verbatim(line, line_style)  # holds the recorded message: never re-wrapped
 
-    notes = list(d.notes) + list(pr.remedy_notes)
+    notes = [n for n in d.notes if n not in shared]
+    if word != "unschedulable":
+        notes += list(pr.remedy_notes)
     if notes:
-        console.print()
-        console.print("Notes", style="bold")
+        out.blank()
+        out.line("Notes", "bold")
         for n in notes:
-            console.print(f"  - {n}")
-
-    if pr.remedies:
-        limit = len(pr.remedies) if opts.all_remedies else opts.max_remedies
-        console.print()
-        console.print("What would make it schedulable", style="bold")
-        for i, r in enumerate(pr.remedies[:limit], 1):
-            console.print(f"  {i}. {r.summary}", style="bold" if i == 1 else None)
-            bits = []
-            if r.target:
-                bits.append(r.target)
-            if r.unblocks:
-                bits.append(f"unblocks {_names(sorted(r.unblocks))}")
-            if r.risk:
-                bits.append(f"risk: {r.risk}")
-            if bits:
-                console.print("     " + "; ".join(bits), style="dim")
-            if r.patch:
-                for line in r.patch.rstrip("\n").splitlines():
-                    console.print(Text("       " + line), soft_wrap=True)
-            if r.verify:
-                console.print(f"     verify: {r.verify}", style="dim")
-        if len(pr.remedies) > limit:
-            console.print(f"  ... {len(pr.remedies) - limit} more (--all-remedies)", style="dim")
+            out.para(f"- {n}", 2, 4)
 
 
 def _console(out: TextIO | None, opts: RenderOptions) -> Console:
@@ -395,21 +832,47 @@ def _console(out: TextIO | None, opts: RenderOptions) -> Console:
     )
 
 
+def _overview(out: _Out, pods: list[PodReport]) -> None:
+    counts = Counter(_status(p) for p in pods)
+    parts = [f"{counts[w]} {w}" for w in sorted(counts, key=lambda w: _STATUS_RANK[w])]
+    out.blank()
+    out.para(f"{len(pods)} pods: {', '.join(parts)}", 0, 2, style="bold")
+    for pr in pods[:_MAX_OVERVIEW]:
+        word = _status(pr)
+        short = glance(pr)
+        if word == "schedulable":
+            short = f"binds to {pr.diagnosis.chosen}"
+        out.para(f"{word:<13} {pr.diagnosis.pod.key}" + (f": {short}" if short else ""), 2, 16)
+    if len(pods) > _MAX_OVERVIEW:
+        out.line(f"  … {len(pods) - _MAX_OVERVIEW} more below", "dim")
+
+
 def render(report: Report, out: TextIO | None = None, opts: RenderOptions | None = None) -> None:
     """Print the report to `out` (stdout by default)."""
     opts = opts or RenderOptions()
-    console = _console(out, opts)
+    o = _Out(_console(out, opts))
     summary = f"kdiagnose {report.k8s_version}: {report.num_nodes} node(s), {report.num_pods} pod(s)"
     if report.source:
         summary += f" from {report.source}"
-    console.print(summary, style="dim")
+    o.para(summary, 0, 2, style="dim")
     if not report.pods:
-        console.print("No pending pods to diagnose.")
-    for i, pr in enumerate(sorted(report.pods, key=lambda p: p.diagnosis.pod.key)):
-        console.print()
-        if i:
-            console.rule(style="dim")
-        _pod(console, pr, report, opts)
+        o.line("No pending pods to diagnose.")
+    pods = sorted(report.pods, key=lambda p: (_STATUS_RANK[_status(p)], p.diagnosis.pod.key))
+    # A note every pod (or several) carries is about the input, not the pod: print it once at the end.
+    seen: Counter[str] = Counter(n for p in pods for n in dict.fromkeys(p.diagnosis.notes))
+    shared = {n for n, c in seen.items() if c > 1}
+    if len(pods) > 2:
+        _overview(o, pods)
+    for pr in pods:
+        o.blank()
+        o.console.rule(style="dim")
+        _pod(o, pr, report, opts, shared)
+    if shared:
+        o.blank()
+        o.line("Notes for the whole report", "bold")
+        for n in sorted(shared, key=lambda n: (-seen[n], n)):
+            scope = "every pod" if seen[n] == len(pods) else f"{seen[n]} of {len(pods)} pods"
+            o.para(f"- {n} ({scope})", 2, 4)
     tail: list[str] = []
     tail += [
         f"not replayed: {n}" if not n.startswith(("profile ", "not ")) else n for n in report.profile_notes
@@ -419,10 +882,10 @@ def render(report: Report, out: TextIO | None = None, opts: RenderOptions | None
         kinds = ", ".join(f"{k} ({n})" for k, n in sorted(report.skipped_kinds.items()))
         tail.append(f"skipped objects of kinds the scheduler does not read: {kinds}")
     if tail:
-        console.print()
-        console.print("Warnings", style="bold yellow")
+        o.blank()
+        o.line("Warnings", "bold yellow")
         for w in tail:
-            console.print(f"  - {w}")
+            o.para(f"- {w}", 2, 4)
 
 
 def render_text(report: Report, opts: RenderOptions | None = None) -> str:

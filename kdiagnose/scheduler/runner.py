@@ -105,7 +105,8 @@ class Framework:
                     if len(with_nodes) == 1:
                         msg = f"node(s) didn't satisfy plugin {with_nodes[0]}"
                     else:
-                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(with_nodes)}] simultaneously"
+                        # sets.List: the plugin names sorted, not in run order.
+                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}] simultaneously"
                     return result, Status.unresolvable(msg), with_nodes
         return result, status, with_nodes
 
@@ -136,7 +137,9 @@ class Framework:
         ni1 = node_info.clone()
         for p in nominated:
             ni1.add_pod(p)
-            self.run_add_pod(state1, pod, p, ni1)
+            added = self.run_add_pod(state1, pod, p, ni1)
+            if not added.ok:
+                return added
         s = self.run_filters(state1, pod, ni1)
         if not s.ok:
             return s
@@ -149,7 +152,8 @@ class Framework:
                 continue
             s = pl.add_pod(state, pod, pod_to_add, node_info)
             if not s.ok:
-                return s.with_plugin(pl.name)
+                # RunPreFilterExtensionAddPod turns any non-success into an error naming the plugin.
+                return Status(Code.ERROR, (f'running AddPod on PreFilter plugin "{pl.name}": {s.message}',))
         return SUCCESS
 
     def run_remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> Status:
@@ -159,7 +163,7 @@ class Framework:
                 continue
             s = pl.remove_pod(state, pod, pod_to_remove, node_info)
             if not s.ok:
-                return s.with_plugin(pl.name)
+                return Status(Code.ERROR, (f'running RemovePod on PreFilter plugin "{pl.name}": {s.message}',))
         return SUCCESS
 
     # ---------------------------------------------------------------- the cycle
@@ -195,6 +199,7 @@ class Framework:
             return d
 
         pre_result, pre_status, with_nodes = self.run_pre_filter(state, pod)
+        nominated_status: Status | None = None
         if not pre_status.ok:
             if pre_status.code == Code.ERROR:
                 d.prefilter = pre_status
@@ -217,6 +222,10 @@ class Framework:
                 d.feasible = [ni.name]
                 self._score(state, pod, d, [ni])
                 return d
+            if s.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+                # evaluateNominatedNode writes into the shared NodeToStatus: a rejected nominated node stays an
+                # explicit entry even when the PreFilterResult leaves it out (an Error is only logged).
+                nominated_status = s
 
         candidates = nodes
         if pre_result.node_names is not None:
@@ -234,6 +243,12 @@ class Framework:
             elif s.code == Code.ERROR:
                 d.full_message = d.message = s.message
                 return d
+        nominated = pod.nominated_node_name
+        if nominated_status is not None and nominated not in d.verdicts:
+            d.verdicts[nominated] = nominated_status
+            d.not_evaluated = [x for x in d.not_evaluated if x != nominated]
+            order = self.snapshot.node_info_by_name
+            d.verdicts = {x: d.verdicts[x] for x in order if x in d.verdicts}
         d.feasible = [ni.name for ni in feasible]
         if feasible:
             self._score(state, pod, d, feasible)

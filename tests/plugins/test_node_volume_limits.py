@@ -77,7 +77,9 @@ def test_other_drivers_do_not_count() -> None:
         pytest.param(
             "kubernetes.io/aws-ebs", EXCEED, id="migrated EBS inline volumes count under ebs.csi.aws.com"
         ),
-        pytest.param("", "ok", id="without the migrated-plugins annotation in-tree volumes are not counted"),
+        # utils.go isCSIMigrationOn returns true for aws-ebs (also gce-pd, azure-disk, cinder) whenever the
+        # node has a CSINode; only Portworx needs the annotation.
+        pytest.param("", EXCEED, id="EBS inline volumes count even without the migrated-plugins annotation"),
     ],
 )
 def test_inline_in_tree_migration(migrated: str, expect: str) -> None:

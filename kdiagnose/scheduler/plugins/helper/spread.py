@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from kdiagnose.model.snapshot import POD_BOUND_UPDATERS
 from kdiagnose.scheduler.plugins.helper.node_selector import LabelRequirement, parse_label_selector
 
 if TYPE_CHECKING:
@@ -42,6 +43,14 @@ def pods_by_namespace(snapshot: Snapshot) -> dict[str, list[tuple[Pod, NodeInfo]
                 idx.setdefault(p.namespace, []).append((p, ni))
         snapshot.cache[_PODS_BY_NS_KEY] = idx
     return idx
+
+
+def _pod_bound(idx: dict[str, list[tuple[Pod, NodeInfo]]], pod: Pod, ni: NodeInfo) -> None:
+    idx.setdefault(pod.namespace, []).append((pod, ni))
+
+
+# Snapshot.bind (the CI gate's sequential replicas) extends the index instead of rebuilding it per pod.
+POD_BOUND_UPDATERS[_PODS_BY_NS_KEY] = _pod_bound
 
 
 def _service_selectors(snapshot: Snapshot) -> dict[str, list[dict[str, str]]]:

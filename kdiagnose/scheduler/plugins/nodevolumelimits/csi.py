@@ -49,6 +49,20 @@ class _LookupError(Exception):
         self.unresolvable = unresolvable
 
 
+# utils.go isCSIMigrationOn: these plugins count as migrated on any node with a CSINode object; only
+# Portworx (whose gate is on in every supported release) also needs the migrated-plugins annotation.
+# VolumeBinding differs: it always requires the annotation (binder.go isPluginMigratedToCSIOnNode).
+_ALWAYS_MIGRATED = frozenset({trans.AWS_EBS, trans.GCE_PD, trans.AZURE_DISK, trans.CINDER})
+
+
+def _migration_on(plugin: str, csinode: Obj | None) -> bool:
+    if csinode is None:
+        return False
+    if plugin in _ALWAYS_MIGRATED:
+        return True
+    return trans.migration_on(plugin, csinode)
+
+
 def csi_attach_limit_key(driver: str) -> str:
     """volumeutil.GetCSIAttachLimitKey: long driver names are shortened with a SHA-1 suffix (v1.32-)."""
     if len(_ATTACH_LIMIT_PREFIX) + len(driver) >= 63:
@@ -183,7 +197,7 @@ class CSILimits(Plugin):
     def _inline(self, volume: Mapping[str, Any], csinode: Obj | None, result: dict[str, str]) -> None:
         """checkAttachableInlineVolume: migrated in-tree inline volumes count under their CSI driver."""
         plugin = trans.inline_plugin(volume)
-        if plugin is None or not trans.migration_on(plugin, csinode):
+        if plugin is None or not _migration_on(plugin, csinode):
             return
         driver = trans.CSI_DRIVER[plugin]
         result[f"{driver}/{trans.inline_volume_handle(plugin, volume)}"] = self._key(driver)
@@ -198,7 +212,7 @@ class CSILimits(Plugin):
         if isinstance(csi, dict):
             return str(csi.get("driver") or ""), str(csi.get("volumeHandle") or "")
         plugin = trans.pv_plugin(pv)
-        if plugin is None or not trans.migration_on(plugin, csinode):
+        if plugin is None or not _migration_on(plugin, csinode):
             return "", ""
         try:
             return trans.CSI_DRIVER[plugin], trans.pv_volume_handle(plugin, pv)
@@ -216,7 +230,7 @@ class CSILimits(Plugin):
         handle = f"{_UNBOUND_HANDLE_PREFIX}-{m.get('namespace') or 'default'}/{m.get('name') or ''}"
         provisioner = str(sc.get("provisioner") or "")
         if trans.is_migratable_provisioner(provisioner):
-            if not trans.migration_on(provisioner, csinode):
+            if not _migration_on(provisioner, csinode):
                 return "", ""
             return trans.CSI_DRIVER[provisioner], handle
         return provisioner, handle

@@ -1,0 +1,552 @@
+"""What the API server would reject, checked before the replay reads an object: ModelError naming the field.
+
+A dump of a live cluster only holds objects that passed the API server's decoding (types) and validation
+(pkg/apis/core/validation/validation.go: ValidatePod/ValidateNode, validateTolerations, validateNodeTaints,
+ValidateNodeSelectorRequirement, validatePodAffinityTerm, validateTopologySpreadConstraints; apimachinery's
+metav1validation.ValidateLabelSelector). Hand-written manifests and edited dumps need not: a wrong type or an
+invalid operator would otherwise be read as "absent" and give a verdict the cluster could never produce.
+Only fields the replay reads are checked, so an object the checks accept is one the plugins can read
+without type errors. Messages follow field.Error's wording ("Unsupported value", "Required value", ...).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from kdiagnose.model.objects import ModelError
+from kdiagnose.model.quantity import QuantityError, resource_value
+
+__all__ = ["object_label", "validate", "validate_node", "validate_object", "validate_pod"]
+
+Obj = dict[str, Any]
+
+_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+_NODE_SELECTOR_OPS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+_LABEL_SELECTOR_OPS = ("In", "NotIn", "Exists", "DoesNotExist")
+_INT_RE = re.compile(r"^[+-]?[0-9]+$")
+_INT32_MAX = 2**31 - 1
+_INT64_MAX = 2**63 - 1
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "mapping"
+    return type(value).__name__
+
+
+def _fail(where: str, message: str) -> ModelError:
+    return ModelError(f"{where}: {message}")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _mapping(value: Any, where: str) -> Obj:
+    """A field that must be a JSON object; null/absent reads as empty (as the API server's decoder does)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _fail(where, f"must be a mapping, not a {_type_name(value)}")
+    return value
+
+
+def _items(value: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _fail(where, f"must be a list, not a {_type_name(value)}")
+    return value
+
+
+def _objects(value: Any, where: str) -> list[tuple[str, Obj]]:
+    """A list of JSON objects, each with its field path."""
+    out = []
+    for i, item in enumerate(_items(value, where)):
+        at = f"{where}[{i}]"
+        if not isinstance(item, dict):
+            raise _fail(at, f"must be a mapping, not a {_type_name(item)}")
+        out.append((at, item))
+    return out
+
+
+def _string(value: Any, where: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _fail(where, f"must be a string, not a {_type_name(value)}")
+    return value
+
+
+def _strings(value: Any, where: str) -> list[str]:
+    return [_string(v, f"{where}[{i}]") for i, v in enumerate(_items(value, where))]
+
+
+def _string_map(value: Any, where: str) -> None:
+    """map[string]string (labels, annotations, nodeSelector). Scalars are accepted as their text: YAML
+    writers often leave `version: 1` unquoted, and the replay compares text."""
+    for k, v in _mapping(value, where).items():
+        if isinstance(v, list | dict):
+            raise _fail(f"{where}.{k}", f"must be a string, not a {_type_name(v)}")
+
+
+def _integer(value: Any, where: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise _fail(where, f"must be an integer, not a {_type_name(value)} {_shown(value)}")
+    return value
+
+
+def _boolean(value: Any, where: str) -> None:
+    if value is not None and not isinstance(value, bool):
+        raise _fail(where, f"must be a boolean, not a {_type_name(value)} {_shown(value)}")
+
+
+def _unsupported(value: Any, where: str, supported: tuple[str, ...]) -> ModelError:
+    choices = ", ".join(f'"{s}"' for s in supported)
+    return _fail(where, f"Unsupported value: {_shown(value)}: supported values: {choices}")
+
+
+def _enum(value: Any, where: str, supported: tuple[str, ...], *, required: bool = False) -> str:
+    text = _string(value, where)
+    if not text and not required:
+        return ""
+    if text not in supported:
+        raise _unsupported(value, where, supported)
+    return text
+
+
+def _required_string(value: Any, where: str) -> str:
+    text = _string(value, where)
+    if not text:
+        raise _fail(where, "Required value")
+    return text
+
+
+def _metadata(obj: Obj, where: str) -> None:
+    meta = _mapping(obj.get("metadata"), f"{where} metadata")
+    _string(meta.get("name"), f"{where} metadata.name")
+    _string(meta.get("namespace"), f"{where} metadata.namespace")
+    _string_map(meta.get("labels"), f"{where} metadata.labels")
+    _string_map(meta.get("annotations"), f"{where} metadata.annotations")
+    _objects(meta.get("ownerReferences"), f"{where} metadata.ownerReferences")
+
+
+# ---------------------------------------------------------------------------------------------- selectors
+
+
+def _node_selector_requirement(req: Obj, where: str, *, field: bool) -> None:
+    """ValidateNodeSelectorRequirement / validateNodeFieldSelectorRequirement."""
+    key = _required_string(req.get("key"), f"{where}.key")
+    values = _strings(req.get("values"), f"{where}.values")
+    ops = ("In", "NotIn") if field else _NODE_SELECTOR_OPS
+    op = _enum(req.get("operator"), f"{where}.operator", ops, required=True)
+    if field and key != "metadata.name":
+        raise _unsupported(key, f"{where}.key", ("metadata.name",))
+    if field and len(values) != 1:
+        raise _fail(f"{where}.values", "must have one element")
+    if op in ("In", "NotIn") and not values:
+        raise _fail(f"{where}.values", "Required value: must be specified when `operator` is 'In' or 'NotIn'")
+    if op in ("Exists", "DoesNotExist") and values:
+        raise _fail(
+            f"{where}.values", "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+        )
+    if op in ("Gt", "Lt") and (len(values) != 1 or not _INT_RE.match(values[0])):
+        raise _fail(
+            f"{where}.values", "must be specified single integer value when `operator` is 'Lt' or 'Gt'"
+        )
+
+
+def _node_selector_term(term: Obj, where: str) -> None:
+    for at, req in _objects(term.get("matchExpressions"), f"{where}.matchExpressions"):
+        _node_selector_requirement(req, at, field=False)
+    for at, req in _objects(term.get("matchFields"), f"{where}.matchFields"):
+        _node_selector_requirement(req, at, field=True)
+
+
+def _label_selector(value: Any, where: str) -> None:
+    """metav1validation.ValidateLabelSelector (types, operators and value counts)."""
+    sel = _mapping(value, where)
+    _string_map(sel.get("matchLabels"), f"{where}.matchLabels")
+    for at, req in _objects(sel.get("matchExpressions"), f"{where}.matchExpressions"):
+        _required_string(req.get("key"), f"{at}.key")
+        values = _strings(req.get("values"), f"{at}.values")
+        op = _string(req.get("operator"), f"{at}.operator")
+        if op not in _LABEL_SELECTOR_OPS:
+            raise _fail(f"{at}.operator", f"Invalid value: {_shown(op)}: not a valid selector operator")
+        if op in ("In", "NotIn") and not values:
+            raise _fail(
+                f"{at}.values", "Required value: must be specified when `operator` is 'In' or 'NotIn'"
+            )
+        if op in ("Exists", "DoesNotExist") and values:
+            raise _fail(
+                f"{at}.values",
+                "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            )
+
+
+def _weight(value: Any, where: str) -> None:
+    w = _integer(value, where)
+    if w is None or not 1 <= w <= 100:
+        raise _fail(where, f"Invalid value: {_shown(value)}: must be in the range 1-100")
+
+
+def _pod_affinity_term(term: Obj, where: str) -> None:
+    _label_selector(term.get("labelSelector"), f"{where}.labelSelector")
+    _label_selector(term.get("namespaceSelector"), f"{where}.namespaceSelector")
+    _strings(term.get("namespaces"), f"{where}.namespaces")
+    _strings(term.get("matchLabelKeys"), f"{where}.matchLabelKeys")
+    _strings(term.get("mismatchLabelKeys"), f"{where}.mismatchLabelKeys")
+    _required_string(term.get("topologyKey"), f"{where}.topologyKey")
+
+
+def _affinity(value: Any, where: str) -> None:
+    aff = _mapping(value, where)
+    req_key, pref_key = (
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        "preferredDuringSchedulingIgnoredDuringExecution",
+    )
+    na = _mapping(aff.get("nodeAffinity"), f"{where}.nodeAffinity")
+    if na.get(req_key) is not None:
+        at = f"{where}.nodeAffinity.{req_key}"
+        terms = _objects(_mapping(na[req_key], at).get("nodeSelectorTerms"), f"{at}.nodeSelectorTerms")
+        if not terms:
+            raise _fail(
+                f"{at}.nodeSelectorTerms", "Required value: must have at least one node selector term"
+            )
+        for t_at, term in terms:
+            _node_selector_term(term, t_at)
+    for at, pref in _objects(na.get(pref_key), f"{where}.nodeAffinity.{pref_key}"):
+        _weight(pref.get("weight"), f"{at}.weight")
+        _node_selector_term(_mapping(pref.get("preference"), f"{at}.preference"), f"{at}.preference")
+    for kind in ("podAffinity", "podAntiAffinity"):
+        pa = _mapping(aff.get(kind), f"{where}.{kind}")
+        for at, term in _objects(pa.get(req_key), f"{where}.{kind}.{req_key}"):
+            _pod_affinity_term(term, at)
+        for at, pref in _objects(pa.get(pref_key), f"{where}.{kind}.{pref_key}"):
+            _weight(pref.get("weight"), f"{at}.weight")
+            term_at = f"{at}.podAffinityTerm"
+            term = _mapping(pref.get("podAffinityTerm"), term_at)
+            if not term:
+                raise _fail(term_at, "Required value")
+            _pod_affinity_term(term, term_at)
+
+
+def _tolerations(value: Any, where: str) -> None:
+    """validateTolerations."""
+    for at, t in _objects(value, where):
+        key = _string(t.get("key"), f"{at}.key")
+        op = _string(t.get("operator"), f"{at}.operator")
+        val = t.get("value")
+        if isinstance(val, list | dict):
+            raise _fail(f"{at}.value", f"must be a string, not a {_type_name(val)}")
+        if not key and op != "Exists":
+            raise _fail(
+                f"{at}.operator",
+                f"Invalid value: {_shown(op)}: operator must be Exists when `key` is empty, "
+                'which means "match all values and all keys"',
+            )
+        seconds = _integer(t.get("tolerationSeconds"), f"{at}.tolerationSeconds")
+        if seconds is not None and not -(2**63) <= seconds <= _INT64_MAX:
+            raise _fail(f"{at}.tolerationSeconds", f"Invalid value: {seconds}: must fit in an int64")
+        effect = _enum(t.get("effect"), f"{at}.effect", _TAINT_EFFECTS)
+        if seconds is not None and effect != "NoExecute":
+            raise _fail(
+                f"{at}.effect", "Invalid value: effect must be 'NoExecute' when `tolerationSeconds` is set"
+            )
+        if op == "Exists" and val not in (None, ""):
+            raise _fail(f"{at}.operator", "Invalid value: value must be empty when `operator` is 'Exists'")
+        if op not in ("", "Equal", "Exists"):
+            raise _unsupported(op, f"{at}.operator", ("Equal", "Exists"))
+
+
+def _spread_constraints(value: Any, where: str) -> None:
+    """validateTopologySpreadConstraints."""
+    seen: set[tuple[str, str]] = set()
+    for at, c in _objects(value, where):
+        skew = _integer(c.get("maxSkew"), f"{at}.maxSkew")
+        if skew is None or skew <= 0:
+            raise _fail(
+                f"{at}.maxSkew", f"Invalid value: {_shown(c.get('maxSkew'))}: must be greater than zero"
+            )
+        key = _required_string(c.get("topologyKey"), f"{at}.topologyKey")
+        when = _enum(
+            c.get("whenUnsatisfiable"),
+            f"{at}.whenUnsatisfiable",
+            ("DoNotSchedule", "ScheduleAnyway"),
+            required=True,
+        )
+        min_domains = _integer(c.get("minDomains"), f"{at}.minDomains")
+        if min_domains is not None:
+            if min_domains <= 0:
+                raise _fail(f"{at}.minDomains", f"Invalid value: {min_domains}: must be greater than zero")
+            if when != "DoNotSchedule":
+                raise _fail(
+                    f"{at}.minDomains",
+                    f"Invalid value: {min_domains}: can only use minDomains if whenUnsatisfiable=DoNotSchedule",
+                )
+        _enum(c.get("nodeAffinityPolicy"), f"{at}.nodeAffinityPolicy", ("Honor", "Ignore"))
+        _enum(c.get("nodeTaintsPolicy"), f"{at}.nodeTaintsPolicy", ("Honor", "Ignore"))
+        _strings(c.get("matchLabelKeys"), f"{at}.matchLabelKeys")
+        _label_selector(c.get("labelSelector"), f"{at}.labelSelector")
+        if (key, when) in seen:
+            raise _fail(at, f'Duplicate value: "{{{key}, {when}}}"')
+        seen.add((key, when))
+
+
+# ---------------------------------------------------------------------------------------------- kinds
+
+
+def _quantities(value: Any, where: str) -> None:
+    """A ResourceList: valid, non-negative quantities (ValidateResourceQuantityValue) that fit the int64
+    kube-scheduler computes in (a larger one would overflow there: no replay could be faithful)."""
+    for name, q in _mapping(value, where).items():
+        at = f"{where}.{name}"
+        try:
+            amount = resource_value(str(name), q)
+        except QuantityError as e:
+            reason = str(e)
+            raise _fail(
+                at, reason if len(reason) <= 200 else f"{reason[:120]}... (invalid quantity)"
+            ) from None
+        if amount < 0:
+            raise _fail(at, f"Invalid value: {_shown(q)}: must be greater than or equal to 0")
+        if amount > _INT64_MAX:
+            raise _fail(at, f"Invalid value: {_shown(q)}: exceeds the int64 range kube-scheduler computes in")
+
+
+def _resource_lists(res: Obj, where: str) -> None:
+    _quantities(res.get("requests"), f"{where}.requests")
+    _quantities(res.get("limits"), f"{where}.limits")
+
+
+def _container(c: Obj, where: str) -> None:
+    _string(c.get("name"), f"{where}.name")
+    _string(c.get("image"), f"{where}.image")
+    _string(c.get("restartPolicy"), f"{where}.restartPolicy")
+    res = _mapping(c.get("resources"), f"{where}.resources")
+    _resource_lists(res, f"{where}.resources")
+    _objects(res.get("claims"), f"{where}.resources.claims")
+    for at, p in _objects(c.get("ports"), f"{where}.ports"):
+        for name in ("hostPort", "containerPort"):
+            port = _integer(p.get(name), f"{at}.{name}")
+            if port is not None and not 0 <= port <= 65535:
+                raise _fail(f"{at}.{name}", f"Invalid value: {port}: must be between 1 and 65535, inclusive")
+        _string(p.get("protocol"), f"{at}.protocol")
+        _string(p.get("hostIP"), f"{at}.hostIP")
+
+
+def validate_pod(obj: Obj, where: str) -> None:
+    """The fields of a Pod the replay reads, as the API server would decode and validate them."""
+    _metadata(obj, where)
+    spec = _mapping(obj.get("spec"), f"{where} spec")
+    for key in ("containers", "initContainers"):
+        for at, c in _objects(spec.get(key), f"{where} spec.{key}"):
+            _container(c, at)
+    for key in ("nodeName", "schedulerName", "priorityClassName", "preemptionPolicy", "runtimeClassName"):
+        _string(spec.get(key), f"{where} spec.{key}")
+    prio = _integer(spec.get("priority"), f"{where} spec.priority")
+    if prio is not None and not -(2**31) <= prio <= _INT32_MAX:
+        raise _fail(f"{where} spec.priority", f"Invalid value: {prio}: must fit in an int32")
+    _boolean(spec.get("hostNetwork"), f"{where} spec.hostNetwork")
+    _string_map(spec.get("nodeSelector"), f"{where} spec.nodeSelector")
+    if "affinity" in spec:
+        _affinity(spec["affinity"], f"{where} spec.affinity")
+    if "tolerations" in spec:
+        _tolerations(spec["tolerations"], f"{where} spec.tolerations")
+    if "topologySpreadConstraints" in spec:
+        _spread_constraints(spec["topologySpreadConstraints"], f"{where} spec.topologySpreadConstraints")
+    for at, v in _objects(spec.get("volumes"), f"{where} spec.volumes"):
+        _string(v.get("name"), f"{at}.name")
+        for src, src_value in v.items():
+            if src != "name":
+                _mapping(src_value, f"{at}.{src}")
+        pvc = v.get("persistentVolumeClaim")
+        if pvc is not None:
+            _required_string(pvc.get("claimName"), f"{at}.persistentVolumeClaim.claimName")
+    _quantities(spec.get("overhead"), f"{where} spec.overhead")
+    if spec.get("resources") is not None:
+        _resource_lists(_mapping(spec["resources"], f"{where} spec.resources"), f"{where} spec.resources")
+    for at, g in _objects(spec.get("schedulingGates"), f"{where} spec.schedulingGates"):
+        _required_string(g.get("name"), f"{at}.name")
+    for at, c in _objects(spec.get("resourceClaims"), f"{where} spec.resourceClaims"):
+        _required_string(c.get("name"), f"{at}.name")
+        _string(c.get("resourceClaimName"), f"{at}.resourceClaimName")
+        _string(c.get("resourceClaimTemplateName"), f"{at}.resourceClaimTemplateName")
+    status = _mapping(obj.get("status"), f"{where} status")
+    for key in ("phase", "nominatedNodeName", "startTime", "resize"):
+        _string(status.get(key), f"{where} status.{key}")
+    _objects(status.get("conditions"), f"{where} status.conditions")
+    _objects(status.get("resourceClaimStatuses"), f"{where} status.resourceClaimStatuses")
+    for at, cs in _objects(status.get("containerStatuses"), f"{where} status.containerStatuses"):
+        _resource_lists(_mapping(cs.get("resources"), f"{at}.resources"), f"{at}.resources")
+        _quantities(cs.get("allocatedResources"), f"{at}.allocatedResources")
+
+
+def validate_node(obj: Obj, where: str) -> None:
+    """The fields of a Node the replay reads (ValidateNode, validateNodeTaints)."""
+    _metadata(obj, where)
+    spec = _mapping(obj.get("spec"), f"{where} spec")
+    _boolean(spec.get("unschedulable"), f"{where} spec.unschedulable")
+    seen: set[tuple[str, str]] = set()
+    for at, t in _objects(spec.get("taints"), f"{where} spec.taints"):
+        key = _required_string(t.get("key"), f"{at}.key")
+        val = t.get("value")
+        if isinstance(val, list | dict):
+            raise _fail(f"{at}.value", f"must be a string, not a {_type_name(val)}")
+        effect = _enum(t.get("effect"), f"{at}.effect", _TAINT_EFFECTS, required=True)
+        if (key, effect) in seen:
+            raise _fail(at, f"Duplicate value: taints must be unique by key and effect pair ({key}:{effect})")
+        seen.add((key, effect))
+    status = _mapping(obj.get("status"), f"{where} status")
+    _quantities(status.get("allocatable"), f"{where} status.allocatable")
+    _quantities(status.get("capacity"), f"{where} status.capacity")
+    _objects(status.get("conditions"), f"{where} status.conditions")
+    for at, img in _objects(status.get("images"), f"{where} status.images"):
+        _strings(img.get("names"), f"{at}.names")
+        _integer(img.get("sizeBytes"), f"{at}.sizeBytes")
+
+
+# Raw kinds the plugins read: field path -> expected JSON type. Enough for their `.get()` chains to be safe.
+_RAW_FIELDS: dict[str, tuple[tuple[str, type], ...]] = {
+    "PersistentVolumeClaim": (
+        ("spec", dict),
+        ("spec.storageClassName", str),
+        ("spec.volumeName", str),
+        ("spec.volumeMode", str),
+        ("spec.accessModes", list),
+        ("spec.resources", dict),
+        ("spec.resources.requests", dict),
+        ("spec.selector", dict),
+        ("status", dict),
+        ("status.phase", str),
+    ),
+    "PersistentVolume": (
+        ("spec", dict),
+        ("spec.storageClassName", str),
+        ("spec.volumeMode", str),
+        ("spec.accessModes", list),
+        ("spec.capacity", dict),
+        ("spec.claimRef", dict),
+        ("spec.nodeAffinity", dict),
+        ("spec.nodeAffinity.required", dict),
+        ("spec.nodeAffinity.required.nodeSelectorTerms", list),
+        ("spec.csi", dict),
+        ("status", dict),
+        ("status.phase", str),
+    ),
+    "StorageClass": (
+        ("provisioner", str),
+        ("volumeBindingMode", str),
+        ("allowedTopologies", list),
+        ("parameters", dict),
+    ),
+    "CSINode": (("spec", dict), ("spec.drivers", list)),
+    "CSIDriver": (("spec", dict),),
+    "CSIStorageCapacity": (("nodeTopology", dict), ("storageClassName", str)),
+    "PriorityClass": (("value", int), ("globalDefault", bool), ("preemptionPolicy", str)),
+    "PodDisruptionBudget": (("spec", dict), ("spec.selector", dict), ("status", dict)),
+    "Namespace": (),
+    "LimitRange": (("spec", dict), ("spec.limits", list)),
+    "RuntimeClass": (("handler", str), ("overhead", dict), ("overhead.podFixed", dict), ("scheduling", dict)),
+    "Service": (("spec", dict), ("spec.selector", dict)),
+    "ReplicaSet": (("spec", dict), ("spec.selector", dict)),
+    "ReplicationController": (("spec", dict), ("spec.selector", dict)),
+    "StatefulSet": (("spec", dict), ("spec.selector", dict)),
+    "Deployment": (("spec", dict), ("spec.selector", dict)),
+    "ResourceClaim": (("spec", dict), ("spec.devices", dict), ("status", dict), ("status.allocation", dict)),
+    "ResourceClaimTemplate": (("spec", dict), ("spec.spec", dict)),
+    "ResourceSlice": (("spec", dict), ("spec.devices", list), ("spec.pool", dict), ("spec.nodeName", str)),
+    "DeviceClass": (("spec", dict), ("spec.selectors", list)),
+}
+_JSON_TYPES = {dict: "mapping", list: "list", str: "string", int: "integer", bool: "boolean"}
+
+
+def validate_object(obj: Obj, where: str) -> None:
+    """A raw (unmodelled) object of a kind the replay reads: metadata, and the fields its readers expect."""
+    kind = str(obj.get("kind") or "")
+    _metadata(obj, where)
+    for path, typ in _RAW_FIELDS.get(kind, ()):
+        value: Any = obj
+        for part in path.split("."):
+            value = value.get(part) if isinstance(value, Mapping) else None
+        if value is None:
+            continue
+        ok = isinstance(value, typ) and not (typ is int and isinstance(value, bool))
+        if not ok:
+            raise _fail(f"{where} {path}", f"must be a {_JSON_TYPES[typ]}, not a {_type_name(value)}")
+    spec = obj.get("spec")
+    spec = spec if isinstance(spec, dict) else {}
+    if kind in ("PodDisruptionBudget", "ReplicaSet", "StatefulSet", "Deployment"):
+        if spec.get("selector") is not None:
+            _label_selector(spec["selector"], f"{where} spec.selector")
+    elif kind in ("Service", "ReplicationController"):
+        _string_map(spec.get("selector"), f"{where} spec.selector")
+    elif kind == "PersistentVolumeClaim":
+        _quantities(_mapping(spec.get("resources"), "").get("requests"), f"{where} spec.resources.requests")
+        _strings(spec.get("accessModes"), f"{where} spec.accessModes")
+    elif kind == "PersistentVolume":
+        _quantities(spec.get("capacity"), f"{where} spec.capacity")
+        _strings(spec.get("accessModes"), f"{where} spec.accessModes")
+        required = _mapping(spec.get("nodeAffinity"), "").get("required")
+        if required is not None:
+            at = f"{where} spec.nodeAffinity.required.nodeSelectorTerms"
+            for t_at, term in _objects(_mapping(required, "").get("nodeSelectorTerms"), at):
+                _node_selector_term(term, t_at)
+    elif kind == "LimitRange":
+        for at, item in _objects(spec.get("limits"), f"{where} spec.limits"):
+            for key in ("default", "defaultRequest", "max", "min"):
+                _quantities(item.get(key), f"{at}.{key}")
+    elif kind == "PriorityClass":
+        value = obj.get("value")
+        if isinstance(value, int) and not -(2**31) <= value <= _INT32_MAX:
+            raise _fail(f"{where} value", f"Invalid value: {value}: must fit in an int32")
+    elif kind == "RuntimeClass":
+        _quantities(_mapping(obj.get("overhead"), "").get("podFixed"), f"{where} overhead.podFixed")
+
+
+def object_label(obj: Obj) -> str:
+    """`Pod default/web-1`, `Node worker-1`: how errors name an object."""
+    kind = str(obj.get("kind") or "object")
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    name, ns = _printable(meta.get("name")), meta.get("namespace")
+    if kind == "Pod":
+        ns = ns or "default"
+    return f"{kind} {_printable(ns)}/{name}" if ns and isinstance(ns, str) else f"{kind} {name}"
+
+
+def _printable(value: Any) -> str:
+    """A name as an error line can show it: invisible characters escaped, a 5,000-character name cut."""
+    text = str(value)
+    if not text.isprintable():
+        text = ascii(text)
+    return text if len(text) <= 80 else f"{text[:60]}...({len(text)} characters)"
+
+
+def validate(obj: Obj) -> None:
+    """Any object of a kind the replay reads; ModelError names the object and the field."""
+    kind = obj.get("kind")
+    where = object_label(obj)
+    if kind == "Pod":
+        validate_pod(obj, where)
+    elif kind == "Node":
+        validate_node(obj, where)
+    else:
+        validate_object(obj, where)

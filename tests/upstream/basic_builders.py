@@ -1,0 +1,164 @@
+"""Builders for the node-basics ports (TaintToleration, NodeAffinity, NodePorts, NodeResources*,
+ImageLocality): st.MakePod()/st.MakeNode() methods from pkg/scheduler/testing/wrappers.go that
+tests/upstream/builders.py does not have, plus the file-local helpers of the upstream tests
+(makeNode, newResourcePod, nodeWithTaints, ...).
+
+Unlike builders.PodWrapper, BasicPod starts with NO containers, as upstream's MakePod() does: a default
+container without requests would count 100m/200Mi for scoring and change every resource score.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from kdiagnose.model.objects import Node, Pod
+from kdiagnose.model.requests import finish_pod
+from kdiagnose.versions import Dialect
+from tests.upstream.builders import V134, NodeWrapper, PodWrapper
+
+__all__ = [
+    "V134",
+    "BasicNode",
+    "BasicPod",
+    "make_node",
+    "make_pod",
+    "node_with_taints",
+    "pod_with_tolerations",
+    "resource_node",
+    "resource_pod",
+]
+
+Obj = dict[str, Any]
+
+
+def _quantities(res: dict[str, Any]) -> dict[str, str]:
+    return {k: str(v) for k, v in res.items()}
+
+
+class BasicPod(PodWrapper):
+    """st.MakePod() with an empty container list."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._spec["containers"] = []
+
+    def req(self, requests: dict[str, Any]) -> BasicPod:
+        """Req(): appends a container requesting `requests` (as upstream, one container per call)."""
+        n = len(self._spec["containers"])
+        self._spec["containers"].append(
+            {"name": f"con{n}", "image": "pause", "resources": {"requests": _quantities(requests)}}
+        )
+        return self
+
+    def init_req(self, requests: dict[str, Any], restart_policy: str = "") -> BasicPod:
+        n = len(self._spec.setdefault("initContainers", []))
+        c: Obj = {"name": f"init-con{n}", "image": "pause", "resources": {"requests": _quantities(requests)}}
+        if restart_policy:
+            c["restartPolicy"] = restart_policy
+        self._spec["initContainers"].append(c)
+        return self
+
+    def container(self, image: str) -> BasicPod:
+        n = len(self._spec["containers"])
+        self._spec["containers"].append({"name": f"con{n}", "image": image})
+        return self
+
+    def init_container(self, image: str) -> BasicPod:
+        n = len(self._spec.setdefault("initContainers", []))
+        self._spec["initContainers"].append({"name": f"init-con{n}", "image": image})
+        return self
+
+    def host_port(self, port: int, host_ip: str = "", protocol: str = "") -> BasicPod:
+        """ContainerPort with a hostPort, on a container of its own (newPod in node_ports_test.go)."""
+        p: Obj = {"containerPort": port, "hostPort": port}
+        if host_ip:
+            p["hostIP"] = host_ip
+        if protocol:
+            p["protocol"] = protocol
+        n = len(self._spec["containers"])
+        self._spec["containers"].append({"name": f"con{n}", "image": "pause", "ports": [p]})
+        return self
+
+    def overhead(self, overhead: dict[str, Any]) -> BasicPod:
+        self._spec["overhead"] = _quantities(overhead)
+        return self
+
+    def spec(self, **fields: Any) -> BasicPod:
+        self._spec.update(copy.deepcopy(fields))
+        return self
+
+    def obj(self, dialect: Dialect = V134) -> Pod:
+        p = Pod(self.raw())
+        finish_pod(p, dialect)
+        return p
+
+
+def make_pod() -> BasicPod:
+    return BasicPod()
+
+
+class BasicNode(NodeWrapper):
+    """st.MakeNode(); capacity() sets allocatable (upstream sets capacity and allocatable alike)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._status = {"allocatable": {}}
+
+    def capacity(self, res: dict[str, Any]) -> BasicNode:
+        self._status["allocatable"] = _quantities(res)
+        return self
+
+    def labels(self, labels: dict[str, str]) -> BasicNode:
+        self._meta.setdefault("labels", {}).update(labels)
+        return self
+
+    def images(self, images: list[tuple[list[str], int]]) -> BasicNode:
+        self._status["images"] = [{"names": list(n), "sizeBytes": size} for n, size in images]
+        return self
+
+    def unschedulable(self, value: bool = True) -> BasicNode:
+        self._spec["unschedulable"] = value
+        return self
+
+
+def make_node() -> BasicNode:
+    return BasicNode()
+
+
+def node_with_taints(name: str, taints: list[Obj]) -> Node:
+    """nodeWithTaints (tainttoleration/taint_toleration_test.go)."""
+    return make_node().name(name).taints(taints).obj()
+
+
+def pod_with_tolerations(name: str, tolerations: list[Obj], dialect: Dialect = V134) -> Pod:
+    """podWithTolerations (tainttoleration/taint_toleration_test.go)."""
+    return make_pod().name(name).spec(tolerations=tolerations).obj(dialect)
+
+
+def resource_node(name: str, milli_cpu: int, memory: int, scalars: dict[str, int] | None = None) -> Node:
+    """makeNode (noderesources/test_util.go): cpu in millicores, memory in bytes, pods 100."""
+    res: dict[str, Any] = {"cpu": f"{milli_cpu}m", "memory": memory, "pods": 100}
+    res.update(scalars or {})
+    return make_node().name(name).capacity(res).obj()
+
+
+def resource_pod(
+    containers: list[dict[str, Any]],
+    init: list[dict[str, Any]] | None = None,
+    node: str = "",
+    name: str = "p",
+    dialect: Dialect = V134,
+    overhead: dict[str, Any] | None = None,
+) -> Pod:
+    """newResourcePod / newResourceInitPod / newResourceOverheadPod (noderesources/fit_test.go)."""
+    w = make_pod().name(name)
+    for r in containers:
+        w.req(r)
+    for r in init or ():
+        w.init_req(r)
+    if overhead:
+        w.overhead(overhead)
+    if node:
+        w.node(node)
+    return w.obj(dialect)

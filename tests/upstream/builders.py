@@ -1,0 +1,328 @@
+"""Fluent builders mirroring kube-scheduler's pkg/scheduler/testing/wrappers.go (st.MakePod(), st.MakeNode(),
+st.MakeLabelSelector()), so upstream table tests translate line by line into dicts and then typed Pods/Nodes.
+
+Only the wrapper methods the ported tests use exist. Upstream's MakePod() has an empty namespace; here it is
+"default" (every pod of a case shares it, so the semantics are the same).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from kdiagnose.model.objects import Node, Pod
+from kdiagnose.model.requests import finish_pod
+from kdiagnose.model.snapshot import Snapshot
+from kdiagnose.scheduler.framework import Handle, Plugin
+from kdiagnose.versions import Dialect, dialect_for
+
+__all__ = [
+    "V134",
+    "LabelSelectorWrapper",
+    "NodeWrapper",
+    "PodWrapper",
+    "make_label_selector",
+    "make_node",
+    "make_pod",
+    "new_plugin",
+    "new_snapshot",
+]
+
+V134 = dialect_for("v1.34.1")
+Obj = dict[str, Any]
+
+
+class LabelSelectorWrapper:
+    """st.MakeLabelSelector(): matchLabels via label(), matchExpressions via exists()/in_()/not_in()."""
+
+    def __init__(self) -> None:
+        self._sel: Obj = {}
+
+    def label(self, key: str, value: str) -> LabelSelectorWrapper:
+        self._sel.setdefault("matchLabels", {})[key] = value
+        return self
+
+    def _expr(self, key: str, op: str, values: list[str] | None = None) -> LabelSelectorWrapper:
+        e: Obj = {"key": key, "operator": op}
+        if values is not None:
+            e["values"] = list(values)
+        self._sel.setdefault("matchExpressions", []).append(e)
+        return self
+
+    def exists(self, key: str) -> LabelSelectorWrapper:
+        return self._expr(key, "Exists")
+
+    def not_exist(self, key: str) -> LabelSelectorWrapper:
+        return self._expr(key, "DoesNotExist")
+
+    def in_(self, key: str, values: list[str]) -> LabelSelectorWrapper:
+        return self._expr(key, "In", values)
+
+    def not_in(self, key: str, values: list[str]) -> LabelSelectorWrapper:
+        return self._expr(key, "NotIn", values)
+
+    def obj(self) -> Obj:
+        return copy.deepcopy(self._sel)
+
+
+def make_label_selector() -> LabelSelectorWrapper:
+    return LabelSelectorWrapper()
+
+
+class PodWrapper:
+    """st.MakePod()."""
+
+    def __init__(self) -> None:
+        self._meta: Obj = {"name": "", "namespace": "default", "uid": ""}
+        self._spec: Obj = {"containers": [{"name": "c", "image": "img"}]}
+        self._status: Obj = {}
+
+    # ---------------------------------------------------------------- metadata
+    def name(self, name: str) -> PodWrapper:
+        self._meta["name"] = name
+        if not self._meta["uid"]:
+            self._meta["uid"] = name
+        return self
+
+    def uid(self, uid: str) -> PodWrapper:
+        self._meta["uid"] = uid
+        return self
+
+    def namespace(self, ns: str) -> PodWrapper:
+        self._meta["namespace"] = ns
+        return self
+
+    def label(self, key: str, value: str) -> PodWrapper:
+        self._meta.setdefault("labels", {})[key] = value
+        return self
+
+    def labels(self, labels: dict[str, str]) -> PodWrapper:
+        self._meta.setdefault("labels", {}).update(labels)
+        return self
+
+    def terminating(self) -> PodWrapper:
+        self._meta["deletionTimestamp"] = "2025-01-01T00:00:00Z"
+        return self
+
+    def owner_reference(self, name: str, kind: str, api_version: str) -> PodWrapper:
+        self._meta.setdefault("ownerReferences", []).append(
+            {"apiVersion": api_version, "kind": kind, "name": name, "uid": name, "controller": True}
+        )
+        return self
+
+    # ---------------------------------------------------------------- spec
+    def node(self, node: str) -> PodWrapper:
+        self._spec["nodeName"] = node
+        self._status["phase"] = "Running"
+        return self
+
+    def priority(self, p: int) -> PodWrapper:
+        self._spec["priority"] = p
+        return self
+
+    def node_selector(self, sel: dict[str, str]) -> PodWrapper:
+        self._spec["nodeSelector"] = dict(sel)
+        return self
+
+    def toleration(self, key: str) -> PodWrapper:
+        # st.Toleration: operator Exists, no effect (tolerates every effect of that key).
+        self._spec.setdefault("tolerations", []).append({"key": key, "operator": "Exists"})
+        return self
+
+    def _node_affinity_expr(self, key: str, op: str, values: list[str]) -> PodWrapper:
+        na = self._spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
+        req = na.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {"nodeSelectorTerms": [{}]})
+        term = req["nodeSelectorTerms"][0]
+        term.setdefault("matchExpressions", []).append({"key": key, "operator": op, "values": list(values)})
+        return self
+
+    def node_affinity_in(self, key: str, values: list[str]) -> PodWrapper:
+        return self._node_affinity_expr(key, "In", values)
+
+    def node_affinity_not_in(self, key: str, values: list[str]) -> PodWrapper:
+        return self._node_affinity_expr(key, "NotIn", values)
+
+    def spread_constraint(
+        self,
+        max_skew: int,
+        key: str,
+        when: str,
+        selector: Obj | None,
+        min_domains: int | None = None,
+        node_affinity_policy: str | None = None,
+        node_taints_policy: str | None = None,
+        match_label_keys: list[str] | None = None,
+    ) -> PodWrapper:
+        c: Obj = {"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": when}
+        if selector is not None:
+            c["labelSelector"] = copy.deepcopy(selector)
+        if min_domains is not None:
+            c["minDomains"] = min_domains
+        if node_affinity_policy is not None:
+            c["nodeAffinityPolicy"] = node_affinity_policy
+        if node_taints_policy is not None:
+            c["nodeTaintsPolicy"] = node_taints_policy
+        if match_label_keys is not None:
+            c["matchLabelKeys"] = list(match_label_keys)
+        self._spec.setdefault("topologySpreadConstraints", []).append(c)
+        return self
+
+    def _pod_affinity_term(
+        self,
+        kind: str,
+        required: bool,
+        key: str,
+        selector: Obj | None,
+        namespaces: list[str] | None,
+        ns_selector: Obj | None,
+        weight: int,
+        match_label_keys: list[str] | None,
+        mismatch_label_keys: list[str] | None,
+    ) -> PodWrapper:
+        term: Obj = {"topologyKey": key}
+        if selector is not None:
+            term["labelSelector"] = copy.deepcopy(selector)
+        if namespaces is not None:
+            term["namespaces"] = list(namespaces)
+        if ns_selector is not None:
+            term["namespaceSelector"] = copy.deepcopy(ns_selector)
+        if match_label_keys is not None:
+            term["matchLabelKeys"] = list(match_label_keys)
+        if mismatch_label_keys is not None:
+            term["mismatchLabelKeys"] = list(mismatch_label_keys)
+        section = self._spec.setdefault("affinity", {}).setdefault(kind, {})
+        if required:
+            section.setdefault("requiredDuringSchedulingIgnoredDuringExecution", []).append(term)
+        else:
+            section.setdefault("preferredDuringSchedulingIgnoredDuringExecution", []).append(
+                {"weight": weight, "podAffinityTerm": term}
+            )
+        return self
+
+    def pod_affinity(
+        self,
+        key: str,
+        selector: Obj | None,
+        namespaces: list[str] | None = None,
+        ns_selector: Obj | None = None,
+        match_label_keys: list[str] | None = None,
+        mismatch_label_keys: list[str] | None = None,
+    ) -> PodWrapper:
+        return self._pod_affinity_term(
+            "podAffinity", True, key, selector, namespaces, ns_selector, 0, match_label_keys, mismatch_label_keys
+        )
+
+    def pod_anti_affinity(
+        self,
+        key: str,
+        selector: Obj | None,
+        namespaces: list[str] | None = None,
+        ns_selector: Obj | None = None,
+        match_label_keys: list[str] | None = None,
+        mismatch_label_keys: list[str] | None = None,
+    ) -> PodWrapper:
+        return self._pod_affinity_term(
+            "podAntiAffinity",
+            True,
+            key,
+            selector,
+            namespaces,
+            ns_selector,
+            0,
+            match_label_keys,
+            mismatch_label_keys,
+        )
+
+    def preferred_pod_affinity(
+        self,
+        weight: int,
+        key: str,
+        selector: Obj | None,
+        namespaces: list[str] | None = None,
+        ns_selector: Obj | None = None,
+    ) -> PodWrapper:
+        return self._pod_affinity_term(
+            "podAffinity", False, key, selector, namespaces, ns_selector, weight, None, None
+        )
+
+    def preferred_pod_anti_affinity(
+        self,
+        weight: int,
+        key: str,
+        selector: Obj | None,
+        namespaces: list[str] | None = None,
+        ns_selector: Obj | None = None,
+    ) -> PodWrapper:
+        return self._pod_affinity_term(
+            "podAntiAffinity", False, key, selector, namespaces, ns_selector, weight, None, None
+        )
+
+    def raw(self) -> Obj:
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": copy.deepcopy(self._meta),
+            "spec": copy.deepcopy(self._spec),
+            "status": copy.deepcopy(self._status) or {"phase": "Pending"},
+        }
+
+    def obj(self, dialect: Dialect = V134) -> Pod:
+        p = Pod(self.raw())
+        finish_pod(p, dialect)
+        return p
+
+
+def make_pod() -> PodWrapper:
+    return PodWrapper()
+
+
+class NodeWrapper:
+    """st.MakeNode()."""
+
+    def __init__(self) -> None:
+        self._meta: Obj = {"name": ""}
+        self._spec: Obj = {}
+        self._status: Obj = {"allocatable": {"cpu": "32", "memory": "64Gi", "pods": "110"}}
+
+    def name(self, name: str) -> NodeWrapper:
+        self._meta["name"] = name
+        return self
+
+    def label(self, key: str, value: str) -> NodeWrapper:
+        self._meta.setdefault("labels", {})[key] = value
+        return self
+
+    def taints(self, taints: list[Obj]) -> NodeWrapper:
+        self._spec["taints"] = copy.deepcopy(taints)
+        return self
+
+    def raw(self) -> Obj:
+        return {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": copy.deepcopy(self._meta),
+            "spec": copy.deepcopy(self._spec),
+            "status": copy.deepcopy(self._status),
+        }
+
+    def obj(self) -> Node:
+        return Node(self.raw())
+
+
+def make_node() -> NodeWrapper:
+    return NodeWrapper()
+
+
+def new_snapshot(
+    pods: list[Pod] | None,
+    nodes: list[Node] | None,
+    objects: dict[str, list[Obj]] | None = None,
+    dialect: Dialect = V134,
+) -> Snapshot:
+    """cache.NewSnapshot(pods, nodes) plus the informer objects (Services, Namespaces, ...) a case lists."""
+    objs = objects or {}
+    return Snapshot(dialect, nodes or [], pods or [], objs, present=objs.keys())
+
+
+def new_plugin(cls: type[Plugin], snap: Snapshot, args: dict[str, Any] | None = None) -> Plugin:
+    return cls(Handle(snap, snap.dialect, args or {}))
