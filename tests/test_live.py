@@ -898,3 +898,29 @@ def test_scheduler_config_from_missing_configmap_is_one_line(
     assert res.exit_code == 3
     assert res.stderr.strip().count("\n") == 0
     assert 'cannot get configmap "kube-system/nope"' in res.stderr
+
+
+def test_check_against_a_live_cluster_with_context(tmp_path: Path) -> None:
+    # The CI gate reads the whole cluster through the real client (GET only) instead of a snapshot file.
+    cluster = ROOT / "fixtures" / "check" / "cluster-two-nodes.yaml"
+    manifests = ROOT / "fixtures" / "check" / "web-anti-affinity.manifests.yaml"
+    with FakeAPIServer(_objects(cluster)) as srv:
+        kc = srv.kubeconfig(tmp_path / "kubeconfig")
+        res = run(
+            "check",
+            "-f",
+            str(manifests),
+            "--context",
+            "fake",
+            "--kubeconfig",
+            str(kc),
+            "-o",
+            "json",
+            "--no-remedies",
+        )
+        assert {m for m, _ in srv.requests} == {"GET"}
+    assert res.exit_code == 1, res.stderr
+    doc = json.loads(res.stdout)
+    text = json.dumps(doc)
+    assert "2 node(s) didn't match pod anti-affinity rules" in text
+    assert "context fake" in text

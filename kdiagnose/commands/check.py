@@ -58,7 +58,10 @@ def check_command(
         help="The cluster: dump files, directories, tarballs (repeatable).",
     ),
     context: str | None = typer.Option(
-        None, "--context", help="A live cluster's kube context (not available yet)."
+        None, "--context", help="Check against a live cluster (read-only) instead of --snapshot."
+    ),
+    kubeconfig: str | None = typer.Option(
+        None, "--kubeconfig", help="Kubeconfig for --context (default: $KUBECONFIG, ~/.kube/config)."
     ),
     namespace: str = typer.Option(
         "default", "-n", "--namespace", help="Namespace of manifests that set none (as kubectl apply -n)."
@@ -116,14 +119,10 @@ def check_command(
     else:
         found = None if no_config else discover_config()
         cfg = load_gate_config(found) if found is not None else GateConfig()
-    if context is not None:
-        raise UsageError(
-            "--context: checking against a live cluster is not available yet",
-            hint="save a snapshot (kubectl get nodes,pods,pvc,pv,storageclasses,priorityclasses -A -o yaml) "
-            "and pass it with --snapshot",
-        )
-    snapshot_paths = list(snapshot) or ([cfg.snapshot] if cfg.snapshot else [])
-    if not snapshot_paths:
+    if context is not None and snapshot:
+        raise UsageError("--context and --snapshot are exclusive: check against one cluster")
+    snapshot_paths = list(snapshot) or ([cfg.snapshot] if cfg.snapshot and context is None else [])
+    if not snapshot_paths and context is None:
         raise UsageError("no cluster: pass --snapshot SNAPSHOT (or set snapshot: in .kdiagnose.yaml)")
     if "-" in snapshot_paths and "-" in files:
         raise UsageError("stdin (-) can feed either the manifests or the snapshot, not both")
@@ -132,7 +131,14 @@ def check_command(
     from kdiagnose.load.dump import load_snapshot
     from kdiagnose.model.pools import pool_of
 
-    dialect = dialect_option(k8s_version or cfg.k8s_version or DEFAULT_K8S_VERSION)
+    live = None
+    if context is not None:
+        from kdiagnose.load.cluster import fetch_cluster, resolve_target
+
+        live = fetch_cluster(resolve_target(kubeconfig, context), k8s_version=k8s_version or cfg.k8s_version)
+    dialect = (
+        live[1] if live is not None else dialect_option(k8s_version or cfg.k8s_version or DEFAULT_K8S_VERSION)
+    )
     profiles = None
     sched_path = scheduler_config or cfg.scheduler_config
     if sched_path:
@@ -140,7 +146,20 @@ def check_command(
 
         profiles = list(load_scheduler_config(sched_path, dialect, strict=strict_config).profiles)
     workloads, other = load_workloads(files, default_namespace=namespace)
-    snap, _ = load_snapshot(snapshot_paths, dialect)
+    if live is not None:
+        from kdiagnose.load.files import RawObject
+        from kdiagnose.load.snapshot import build_snapshot
+
+        fetched = live[0]
+        snap = build_snapshot(
+            (RawObject(o, f"context {context}") for o in fetched.objects),
+            dialect,
+            list_kinds=fetched.listed_kinds,
+        )
+        snap.warnings[:0] = list(fetched.warnings)
+        snapshot_paths = [f"context {context}"]
+    else:
+        snap, _ = load_snapshot(snapshot_paths, dialect)
     result = run_gate(
         snap,
         workloads,

@@ -741,6 +741,35 @@ def fetch_for_pod(
         reader.close()
 
 
+@no_gc()
+def fetch_cluster(
+    target: ClusterTarget, *, timeout: float = 30.0, k8s_version: str | None = None
+) -> tuple[Fetched, Dialect]:
+    """The whole cluster as the scheduler sees it (every kind the replay may read), for `kdiagnose check
+    --context`: the manifests' needs are unknown until they are expanded, so nothing is skipped."""
+    reader = ApiReader(target, timeout)
+    fx = _Fetcher(reader, False)
+    start = time.monotonic()
+    try:
+        server_version, dialect, warnings = _connect(reader, k8s_version)
+        fx.out.server_version = server_version
+        fx.out.warnings.extend(warnings)
+        fx.start_list("Node")
+        fx.start_list("Pod", field_selector=POD_PHASE_SELECTOR)
+        for kind in (*_STORAGE_KINDS, *_PREEMPTION_KINDS, *_SPREAD_KINDS, "Namespace"):
+            fx.start_list(kind)
+        if dialect.dra_enabled:
+            for kind in _DRA_KINDS:
+                fx.start_list(kind)
+        _collect(fx, [])
+        fx.out.elapsed = time.monotonic() - start
+        fx.out.requests = reader.requests
+        return fx.out, dialect
+    finally:
+        fx.close()
+        reader.close()
+
+
 def read_scheduler_configmap(target: ClusterTarget, ref: str, *, timeout: float = 30.0) -> tuple[str, str]:
     """The KubeSchedulerConfiguration text stored in a ConfigMap (`configmap/NS/NAME` or `NS/NAME`).
 

@@ -445,19 +445,21 @@ def _render_group(out: _Out, g: _Group, pools: dict[str, str], all_nodes: bool, 
         head = f"{nodes}, {g.plugin}: {g.title}"
     out.para(head, 2, 6, style="bold")
     if brief:
+        if where.startswith("pools "):
+            out.para(where, 6, 8, style="dim")
         return
     if g.not_evaluated:
         out.para(_names(sorted(m[0] for m in g.members)), 4, 6, style="dim")
         return
     one_pool = len({pools.get(m[0]) for m in g.members}) <= 1
-    if all_nodes or n <= _MAX_ROWS_PER_GROUP:
+    buckets: dict[tuple[str, str], list[str]] = {}
+    for name, st in g.members:
+        buckets.setdefault((pools.get(name, ""), _cause(st)), []).append(name)
+    if all_nodes or (n <= _MAX_ROWS_PER_GROUP and len(buckets) == n):
         rows = [[name, *([] if one_pool else [pools.get(name, "-")]), _cause(st)] for name, st in g.members]
         out.columns(rows, 4)
         return
     # Collapse: by (pool, cause), else by pool with merged causes, else one merged row, else the first rows.
-    buckets: dict[tuple[str, str], list[str]] = {}
-    for name, st in g.members:
-        buckets.setdefault((pools.get(name, ""), _cause(st)), []).append(name)
     rows2: list[tuple[str, str, list[str]]] = []
     if len(buckets) <= _MAX_ROWS_PER_GROUP:
         rows2 = [(p, c, names) for (p, c), names in sorted(buckets.items(), key=lambda kv: -len(kv[1]))]
@@ -483,7 +485,7 @@ def _render_group(out: _Out, g: _Group, pools: dict[str, str], all_nodes: bool, 
             else:
                 label = ""  # the group title has the count and the pool
             out.para(label + cause, 4, 8)
-            listing = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            listing = ", ".join(names) if len(names) <= 4 else ", ".join(names[:3]) + f" and {len(names) - 3} more"
             out.para(listing, 6, 8, style="dim")
         return
     shown = _MAX_ROWS_PER_GROUP - 1

@@ -24,6 +24,7 @@ __all__ = [
     "invalid",
     "is_qualified_name",
     "label_name_errors",
+    "label_value_errors",
     "not_supported",
 ]
 
@@ -152,3 +153,21 @@ def is_qualified_name(value: str) -> list[str]:
 def label_name_errors(value: str, path: str) -> list[FieldError]:
     """metav1validation.ValidateLabelName."""
     return [invalid(path, value, m) for m in is_qualified_name(value)]
+
+
+_LABEL_VALUE_FMT = f"({_QNAME_FMT})?"
+_LABEL_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character"
+)
+_LABEL_VALUE_RE = re.compile(f"^{_LABEL_VALUE_FMT}$")
+
+
+def label_value_errors(value: str) -> list[str]:
+    """IsValidLabelValue: at most 63 characters, the qualified-name alphabet, or empty."""
+    errs: list[str] = []
+    if len(value) > 63:
+        errs.append("must be no more than 63 characters")
+    if not _LABEL_VALUE_RE.match(value):
+        errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+    return errs

@@ -20,6 +20,7 @@ from kdiagnose.schedconfig.fielderr import (
     invalid,
     is_qualified_name,
     label_name_errors,
+    label_value_errors,
     not_supported,
 )
 from kdiagnose.scheduler import names as n
@@ -153,61 +154,70 @@ def _validate_balanced(path: str, a: dict[str, Any], dialect: Dialect) -> list[F
 _OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 
 
-def _validate_requirements(reqs: list[dict[str, Any]], path: str, fields: bool) -> list[FieldError]:
-    """component-helpers nodeaffinity: the requirement checks NewNodeSelector does when given a path."""
+def _values_value(r: dict[str, Any]) -> Any:
+    """The `values` slice as a bad value: an absent list is a nil slice (json `null`)."""
+    v = r.get("values")
+    return None if v is None else list(v)
+
+
+def _label_requirements(reqs: list[dict[str, Any]], path: str) -> list[FieldError]:
+    """nodeaffinity nodeSelectorRequirementsAsSelector + labels.NewRequirement (apimachinery selector.go)."""
     errs: list[FieldError] = []
     for i, r in enumerate(reqs):
         p = f"{path}[{i}]"
-        op, values, key = r.get("operator", ""), r.get("values") or [], r.get("key", "")
-        if fields:
-            if key != "metadata.name":
-                errs.append(not_supported(f"{p}.key", key, ["metadata.name"]))
-            if op not in ("In", "NotIn"):
-                errs.append(not_supported(f"{p}.operator", op, ["In", "NotIn"]))
-            elif len(values) != 1:
-                errs.append(
-                    FieldError(
-                        REQUIRED,
-                        f"{p}.values",
-                        "",
-                        "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
-                    )
-                )
+        op, key = r.get("operator", ""), r.get("key", "")
+        values: list[str] = list(r.get("values") or [])
+        if op not in _OPERATORS:
+            errs.append(not_supported(f"{p}.operator", op, list(_OPERATORS)))
             continue
+        key_msgs = is_qualified_name(key)
+        if key_msgs:
+            errs.append(invalid(f"{p}.key", key, "; ".join(key_msgs)))
+        vp = f"{p}.values"
         if op in ("In", "NotIn") and not values:
-            errs.append(
-                FieldError(
-                    REQUIRED, f"{p}.values", "", "must be specified when `operator` is 'In' or 'NotIn'"
-                )
-            )
+            errs.append(invalid(vp, _values_value(r), "for 'in', 'notin' operators, values set can't be empty"))
         elif op in ("Exists", "DoesNotExist") and values:
-            errs.append(
-                FieldError(
-                    FORBIDDEN,
-                    f"{p}.values",
-                    "",
-                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-                )
-            )
+            errs.append(invalid(vp, values, "values set must be empty for exists and does not exist"))
         elif op in ("Gt", "Lt"):
             if len(values) != 1:
                 errs.append(
-                    FieldError(
-                        REQUIRED,
-                        f"{p}.values",
-                        "",
-                        "must be specified single value when `operator` is 'Lt' or 'Gt'",
-                    )
+                    invalid(vp, _values_value(r), "for 'Gt', 'Lt' operators, exactly one value is required")
                 )
-            elif not re.fullmatch(r"[-+]?\d+", values[0]):
-                errs.append(invalid(f"{p}.values[0]", values[0], "must be an integer"))
-        elif op not in _OPERATORS:
-            errs.append(not_supported(f"{p}.operator", op, list(_OPERATORS)))
-        errs += [invalid(f"{p}.key", key, m) for m in is_qualified_name(key)]
+            for j, v in enumerate(values):
+                if not re.fullmatch(r"[-+]?\d+", v) or not -(2**63) <= int(v) < 2**63:
+                    errs.append(
+                        invalid(f"{vp}[{j}]", v, "for 'Gt', 'Lt' operators, the value must be an integer")
+                    )
+        for j, v in enumerate(values):
+            msgs = label_value_errors(v)
+            if msgs:
+                errs.append(invalid(f"{vp}[{j}][{key}]", v, "; ".join(msgs)))
     return errs
 
 
+def _field_requirements(reqs: list[dict[str, Any]], path: str) -> list[FieldError]:
+    """nodeaffinity nodeSelectorRequirementsAsFieldSelector: In/NotIn with one value; the key is not checked."""
+    errs: list[FieldError] = []
+    for i, r in enumerate(reqs):
+        p = f"{path}[{i}]"
+        op = r.get("operator", "")
+        if op in ("In", "NotIn"):
+            if len(r.get("values") or []) != 1:
+                errs.append(invalid(f"{p}.values", _values_value(r), "must have one element"))
+        else:
+            errs.append(not_supported(f"{p}.operator", op, ["In", "NotIn"]))
+    return errs
+
+
+def _term_errors(term: dict[str, Any], path: str) -> list[FieldError]:
+    """newNodeSelectorTerm: matchExpressions, then matchFields."""
+    return _label_requirements(term.get("matchExpressions") or [], f"{path}.matchExpressions") + (
+        _field_requirements(term.get("matchFields") or [], f"{path}.matchFields")
+    )
+
+
 def _validate_node_affinity(path: str, a: dict[str, Any], dialect: Dialect) -> list[FieldError]:
+    """ValidateNodeAffinityArgs: NewNodeSelector and NewPreferredSchedulingTerms with the args path."""
     aff = a.get("addedAffinity")
     if not aff:
         return []
@@ -217,16 +227,13 @@ def _validate_node_affinity(path: str, a: dict[str, Any], dialect: Dialect) -> l
     if required is not None:
         p = f"{base}.requiredDuringSchedulingIgnoredDuringExecution"
         for i, term in enumerate(required.get("nodeSelectorTerms") or []):
-            tp = f"{p}.nodeSelectorTerms[{i}]"
-            errs += _validate_requirements(
-                term.get("matchExpressions") or [], f"{tp}.matchExpressions", False
-            )
-            errs += _validate_requirements(term.get("matchFields") or [], f"{tp}.matchFields", True)
+            errs += _term_errors(term or {}, f"{p}.nodeSelectorTerms[{i}]")
     for i, pref in enumerate(aff.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
-        tp = f"{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference"
-        term = pref.get("preference") or {}
-        errs += _validate_requirements(term.get("matchExpressions") or [], f"{tp}.matchExpressions", False)
-        errs += _validate_requirements(term.get("matchFields") or [], f"{tp}.matchFields", True)
+        term = (pref or {}).get("preference") or {}
+        # Terms of weight 0 or without requirements are skipped; the path has no `.preference` element.
+        if not (pref or {}).get("weight") or not (term.get("matchExpressions") or term.get("matchFields")):
+            continue
+        errs += _term_errors(term, f"{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}]")
     return errs
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from kdiagnose.scheduler import names
-from kdiagnose.scheduler.framework import SUCCESS, Code, CycleState, Plugin, Status
+from kdiagnose.scheduler.framework import SUCCESS, Code, CycleState, Plugin, Status, add_note
 from kdiagnose.scheduler.preemption import (
     PDB,
     Evaluator,
@@ -40,6 +40,9 @@ MESSAGE_PREFIX = "preemption: "
 ERR_NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 ERR_NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 ERR_NO_VICTIMS = "No preemption victims found for incoming pod"
+
+# Built in: the API server creates them, so a dump need not contain them (pkg/apis/scheduling/types.go).
+_SYSTEM_PRIORITY_CLASSES = ("system-cluster-critical", "system-node-critical")
 
 # DefaultPreemptionArgs defaults (pkg/scheduler/apis/config/v1/defaults.go).
 DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
@@ -77,9 +80,39 @@ class DefaultPreemption(Plugin):
 
     def post_filter(self, state: CycleState, pod: Pod, diagnosis: Diagnosis, framework: Framework) -> Status:
         status = Evaluator(self, framework).preempt(state, pod, diagnosis)
+        self._note_missing_inputs(state, pod, diagnosis, status)
         if status.message:
             return Status(status.code, (MESSAGE_PREFIX + status.message,), status.plugin, status.details)
         return status
+
+    def _note_missing_inputs(self, state: CycleState, pod: Pod, diagnosis: Diagnosis, status: Status) -> None:
+        """Preemption reads PriorityClasses (through the priorities admission resolved) and PDBs: say when
+        the input had none, rather than let "no PDB" pass for "no PDB protects the victims"."""
+        if pod.preemption_policy == "Never" or ERR_NOT_ELIGIBLE_TERMINATING in status.message:
+            return
+        snap = self.snapshot
+        if diagnosis.preemption is not None and not snap.has("PodDisruptionBudget"):
+            add_note(
+                state,
+                "not checked: the input has no PodDisruptionBudgets; preemption chose its victims as if "
+                "no PDB protected them",
+            )
+        # Priorities only decide anything on nodes where some victims were tried.
+        if diagnosis.preemption is None and ERR_NO_VICTIMS not in status.message:
+            return
+        pc = pod.priority_class_name
+        if pc and pc not in _SYSTEM_PRIORITY_CLASSES and snap.get("PriorityClass", pc) is None:
+            add_note(
+                state,
+                f"not checked: PriorityClass {pc} is not in the input; preemption used the pod's "
+                f"spec.priority ({pod.priority})",
+            )
+        elif not snap.has("PriorityClass"):
+            add_note(
+                state,
+                "not checked: the input has no PriorityClasses; preemption used the pods' spec.priority "
+                "as given (0 when unset)",
+            )
 
     # ------------------------------------------------------------ preemption.Interface
 
