@@ -372,7 +372,14 @@ def main() -> int:
     else:
         import yaml
 
-        yaml.dump(doc, out, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False)
+        base = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+        class Dumper(base):  # type: ignore[misc,valid-type]
+            # kubectl never writes anchors; PyYAML would alias the taint dicts shared between nodes.
+            def ignore_aliases(self, data: Any) -> bool:
+                return True
+
+        yaml.dump(doc, out, Dumper=Dumper, sort_keys=False)
     if out is not sys.stdout:
         out.close()
     return 0

@@ -12,6 +12,7 @@ import gc
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from kdiagnose.errors import InputError
 from kdiagnose.load.files import LoadResult, load_paths
 from kdiagnose.load.snapshot import build_snapshot
 
@@ -96,6 +97,13 @@ def load_snapshot(
         if was_enabled:
             gc.freeze()
             gc.enable()
+    if result.objects and not snap.node_infos and not snap.pods and snap.present <= {"Node", "Pod"}:
+        # Only kinds the replay never reads: an empty report would pass for "nothing is pending".
+        skipped = ", ".join(f"{n} {k}" for k, n in sorted(snap.skipped.items()))
+        raise InputError(
+            f"{', '.join(paths) or '<stdin>'}: no objects of a kind kdiagnose reads (Nodes, Pods, ...); "
+            f"skipped {skipped}"
+        )
     for w in input_warnings(result):
         if w not in snap.warnings:
             snap.warnings.append(w)

@@ -27,7 +27,12 @@ _DECIMAL = {
     "E": Fraction(10**18),
 }
 # Same grammar as apimachinery's parseQuantityString: sign, digits with optional fraction, then one suffix.
-_RE = re.compile(r"^([+-]?)(\d*)(?:\.(\d*))?(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$")
+# ASCII digits only, as Go's byte checks; a number without digits ("", "-", ".", "k") is 0 upstream
+# (parseQuantityString defaults num to "0"), only the empty string is rejected.
+_RE = re.compile(r"^([+-]?)([0-9]*)(?:\.([0-9]*))?(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$")
+_NANO = Fraction(1, 10**9)
+# maxAllowed: BinarySI quantities are capped at 2^63-1 (ParseQuantity's "simple cap").
+_MAX_ALLOWED = Fraction(2**63 - 1)
 
 
 @lru_cache(maxsize=4096)
@@ -37,9 +42,9 @@ def _parse_str(text: str) -> Fraction:
         raise QuantityError(
             f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {text!r}"
         )
+    if not text:
+        raise QuantityError("quantities must match the regular expression: ''")
     sign, whole, frac, suffix = m.groups()
-    if not whole and not frac:
-        raise QuantityError(f"invalid quantity {text!r}")
     number = Fraction(int(whole or "0"))
     if frac:
         number += Fraction(int(frac), 10 ** len(frac))
@@ -54,6 +59,11 @@ def _parse_str(text: str) -> Fraction:
             raise QuantityError(f"quantity exponent out of range: {text!r}")
         mult = Fraction(10) ** exp
     result = number * mult
+    if result.denominator != 1 and (result / _NANO).denominator != 1:
+        # Rounded up (away from zero) to the nano grid: "if you want some resources, you should get some".
+        result = -((-result) // _NANO) * _NANO
+    if suffix in _BINARY and result > _MAX_ALLOWED:
+        result = _MAX_ALLOWED
     return -result if sign == "-" else result
 
 

@@ -534,10 +534,9 @@ def object_label(obj: Obj) -> str:
 
 def _printable(value: Any) -> str:
     """A name as an error line can show it: invisible characters escaped, a 5,000-character name cut."""
-    text = str(value)
-    if not text.isprintable():
-        text = ascii(text)
-    return text if len(text) <= 80 else f"{text[:60]}...({len(text)} characters)"
+    raw = str(value)
+    text = raw if raw.isprintable() else ascii(raw)
+    return text if len(text) <= 80 else f"{text[:60]}...({len(raw)} characters)"
 
 
 def validate(obj: Obj) -> None:

@@ -233,7 +233,9 @@ def _one(d: dict[str, Any]) -> str:
             )
         elif d.get("allowed_topologies") is False:
             d.pop("allowed_topologies")
-            parts.append(f"claim {claim}: StorageClass {d.pop('storage_class', '?')} allowedTopologies exclude the node")
+            parts.append(
+                f"claim {claim}: StorageClass {d.pop('storage_class', '?')} allowedTopologies exclude the node"
+            )
         elif "storage_class" in d and "requested" in d:
             req = d.pop("requested")
             amount = _bytes(int(req)) if str(req).isdigit() else str(req)
@@ -243,7 +245,9 @@ def _one(d: dict[str, Any]) -> str:
         elif "missing_pv" in d:
             parts.append(f"claim {claim}: bound PersistentVolume {d.pop('missing_pv')} not found")
         elif "pv" in d:
-            parts.append(f"claim {claim}: bound PersistentVolume {d.pop('pv')}'s node affinity excludes the node")
+            parts.append(
+                f"claim {claim}: bound PersistentVolume {d.pop('pv')}'s node affinity excludes the node"
+            )
         elif "selected_node" in d:
             parts.append(f"claim {claim}: provisioning was started for node {d.pop('selected_node')}")
         else:
@@ -295,7 +299,8 @@ def _merge(statuses: list[Status]) -> str:
             if all(v == first for v in vs):
                 out[k] = first
             elif all(isinstance(v, int) and not isinstance(v, bool) for v in vs):
-                out[k] = (min(vs), max(vs))
+                ints = [int(v) for v in vs if v is not None]
+                out[k] = (min(ints), max(ints))
             else:
                 out[k] = _VARIES
         if any(v is _VARIES for v in out.values()) and set(out) & {"taint", "nodeSelector", "port"}:
@@ -305,6 +310,32 @@ def _merge(statuses: list[Status]) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- layout
+
+
+class _Wrapper(textwrap.TextWrapper):
+    """Breaks at spaces; a token wider than a whole line (a long pool or label list) breaks after `,` `/` `=`
+    or `:` rather than at an arbitrary character."""
+
+    def _split(self, text: str) -> list[str]:
+        room = self.width - len(self.subsequent_indent)
+        out: list[str] = []
+        for chunk in super()._split(text):
+            if len(chunk) > room and not chunk.isspace():
+                out.extend(x for x in re.split(r"(?<=[,/=:])", chunk) if x)
+            else:
+                out.append(chunk)
+        return out
+
+
+def _wrap(text: str, width: int, initial: str = "", subsequent: str = "") -> list[str]:
+    w = _Wrapper(
+        width=width,
+        initial_indent=initial,
+        subsequent_indent=subsequent,
+        break_on_hyphens=False,
+        break_long_words=True,
+    )
+    return w.wrap(text)
 
 
 class _Out:
@@ -333,14 +364,7 @@ class _Out:
 
     def wrap(self, text: str, indent: int = 0, hang: int | None = None) -> list[str]:
         hang = indent + 2 if hang is None else hang
-        w = textwrap.TextWrapper(
-            width=self.width,
-            initial_indent=" " * indent,
-            subsequent_indent=" " * hang,
-            break_on_hyphens=False,
-            break_long_words=True,
-        )
-        return w.wrap(_safe(text)) or [" " * indent]
+        return _wrap(_safe(text), self.width, " " * indent, " " * hang) or [" " * indent]
 
     def columns(self, rows: list[list[str]], indent: int, wrap_last: bool = True) -> None:
         """Aligned columns (no box characters: node names copy cleanly); the last column wraps under itself.
@@ -351,13 +375,14 @@ class _Out:
         widths = [max(len(r[i]) for r in rows) for i in range(n - 1)]
         lead = indent + sum(w + 2 for w in widths)
         room = self.width - lead
-        if room >= 30 or not wrap_last:
+        longest = max((len(t) for r in rows for t in r[-1].split()), default=0)
+        if (room >= 30 and longest <= room) or not wrap_last:
             for r in rows:
                 head = " " * indent + "".join(c.ljust(w + 2) for c, w in zip(r, widths, strict=False))
                 if not wrap_last:
                     self.line((head + r[-1]).rstrip())
                     continue
-                wrapped = textwrap.wrap(_safe(r[-1]), width=room, break_on_hyphens=False) or [""]
+                wrapped = _wrap(_safe(r[-1]), room) or [""]
                 self.line((head + wrapped[0]).rstrip())
                 for more in wrapped[1:]:
                     self.line(" " * lead + more)
@@ -470,7 +495,8 @@ def _render_group(out: _Out, g: _Group, pools: dict[str, str], all_nodes: bool, 
         merged = {p: _merge([st for _, st in ms]) for p, ms in per_pool.items()}
         if len(per_pool) <= _MAX_ROWS_PER_GROUP and all(merged.values()):
             rows2 = [
-                (p, merged[p], [x for x, _ in ms]) for p, ms in sorted(per_pool.items(), key=lambda kv: -len(kv[1]))
+                (p, merged[p], [x for x, _ in ms])
+                for p, ms in sorted(per_pool.items(), key=lambda kv: -len(kv[1]))
             ]
         else:
             whole = _merge([st for _, st in g.members])
@@ -485,11 +511,15 @@ def _render_group(out: _Out, g: _Group, pools: dict[str, str], all_nodes: bool, 
             else:
                 label = ""  # the group title has the count and the pool
             out.para(label + cause, 4, 8)
-            listing = ", ".join(names) if len(names) <= 4 else ", ".join(names[:3]) + f" and {len(names) - 3} more"
+            listing = (
+                ", ".join(names) if len(names) <= 4 else ", ".join(names[:3]) + f" and {len(names) - 3} more"
+            )
             out.para(listing, 6, 8, style="dim")
         return
     shown = _MAX_ROWS_PER_GROUP - 1
-    rows = [[name, *([] if one_pool else [pools.get(name, "-")]), _cause(st)] for name, st in g.members[:shown]]
+    rows = [
+        [name, *([] if one_pool else [pools.get(name, "-")]), _cause(st)] for name, st in g.members[:shown]
+    ]
     out.columns(rows, 4)
     out.line(f"    … and {n - shown} more node(s) with other causes (--all-nodes lists them)", "dim")
 
@@ -549,9 +579,10 @@ def glance(pr: PodReport) -> str:
     if status == "gated":
         return "held by scheduling gates: kube-scheduler does not try it until they are removed"
     if status == "schedulable":
-        text = f"fits {len(d.feasible)} of {_count(d.num_all_nodes, 'node')}; binds to {d.chosen}"
+        if len(d.feasible) == d.num_all_nodes:
+            return f"every node fits ({d.num_all_nodes}); the scores pick the node"
         rej = _rejections(d)
-        return text + (f" ({rej})" if rej else "")
+        return f"{len(d.feasible)} of {_count(d.num_all_nodes, 'node')} fit" + (f"; {rej}" if rej else "")
     if d.prefilter is not None:
         text = f"rejected at PreFilter by {d.prefilter.plugin or 'a plugin'} before any node was checked"
     elif d.num_all_nodes == 0:
@@ -561,7 +592,7 @@ def glance(pr: PodReport) -> str:
     if d.preemption is not None:
         text += (
             f"; kube-scheduler will preempt {_count(len(d.preemption.victims), 'pod')} "
-            f"on {d.preemption.nominated_node}"
+            f"on {d.preemption.nominated_node} and retry there"
         )
     fixes = [r for r in pr.remedies if r.kind != "preemption"]
     if fixes:
@@ -640,7 +671,13 @@ def _scores(out: _Out, d: Diagnosis, pools: dict[str, str], opts: RenderOptions)
     if sentence:
         out.para(sentence, 2, 4)
     with_pool = any(pools.get(b.node) for b in shown)
-    head = ["", "Node", *(["Pool"] if with_pool else []), "Total", *(_SHORT_PLUGIN.get(p, p[:8]) for p in nonzero)]
+    head = [
+        "",
+        "Node",
+        *(["Pool"] if with_pool else []),
+        "Total",
+        *(_SHORT_PLUGIN.get(p, p[:8]) for p in nonzero),
+    ]
     rows = [head]
     for b in shown:
         cells = ["*" if b.node == d.chosen else "", b.node, *([pools.get(b.node, "-")] if with_pool else [])]
@@ -709,11 +746,11 @@ def _remedies(out: _Out, pr: PodReport, opts: RenderOptions) -> None:
         out.line(f"  … {len(pr.remedies) - limit} more (--all-remedies)", "dim")
 
 
-def _pod(out: _Out, pr: PodReport, report: Report, opts: RenderOptions, shared: set[str]) -> None:
+def _title(out: _Out, pr: PodReport) -> None:
     from rich.text import Text
 
     d = pr.diagnosis
-    word, style, headline = _headline(pr)
+    word, style, _ = _headline(pr)
     title = Text()
     title.append(_safe(f"Pod {d.pod.key}"), style="bold")
     title.append(": ")
@@ -723,20 +760,30 @@ def _pod(out: _Out, pr: PodReport, report: Report, opts: RenderOptions, shared: 
         extra.append(f"profile {d.profile}")
     if pr.owner:
         extra.append(pr.owner)
-    title.append(_safe(f"  ({', '.join(extra)})"), style="dim")
-    out.console.print(title)
+    meta = f"({', '.join(extra)})"
+    if len(title) + 2 + len(meta) <= out.width:
+        title.append(_safe(f"  {meta}"), style="dim")
+        out.console.print(title, soft_wrap=True)
+    else:
+        out.console.print(title, soft_wrap=True)  # a pod name is never broken
+        out.para(meta, 2, 3, style="dim")
+
+
+def _pod(out: _Out, pr: PodReport, report: Report, opts: RenderOptions, shared: set[str]) -> None:
+    d = pr.diagnosis
+    word, _, headline = _headline(pr)
+    _title(out, pr)
+    out.verbatim(headline)  # right under the title, exactly as kube-scheduler words it
+    if word == "unschedulable" and d.full_message and d.message and d.full_message != d.message:
+        out.para(
+            "(the event recorder truncates messages at 1024 bytes; -o json has the full text)", 0, 2, "dim"
+        )
     if d.profile in report.profiles:
         # Filters and scores depend on the profile's plugins and weights: say which, when not the default.
-        out.para(report.profiles[d.profile], 2, 4, style="cyan")
+        out.para(report.profiles[d.profile], 0, 2, style="cyan")
     summary = glance(pr)
     if summary:
-        out.para(summary, 2, 4, style="bold")
-    out.blank()
-    if word == "unschedulable" and d.message:
-        out.line("Scheduler message (verbatim):", "dim")
-    out.verbatim(headline)
-    if word == "unschedulable" and d.full_message and d.message and d.full_message != d.message:
-        out.para("(the event recorder truncates messages at 1024 bytes; -o json has the full text)", 0, 2, "dim")
+        out.para(f"Summary: {summary}", 0, 9, style="bold")
     if d.preenqueue is not None:
         out.para(
             "No scheduling attempt is made while gates remain, so no FailedScheduling event is written.",
@@ -762,7 +809,8 @@ def _pod(out: _Out, pr: PodReport, report: Report, opts: RenderOptions, shared: 
         n = sum(len(g.members) for g in groups)
         out.blank()
         fit = f"; {len(d.feasible)} fit" if d.feasible else ""
-        out.line(f"Why {n} of {_count(d.num_all_nodes, 'node')} were rejected{fit}", "bold")
+        verb = "was" if n == 1 else "were"
+        out.line(f"Why {n} of {_count(d.num_all_nodes, 'node')} {verb} rejected{fit}", "bold")
         # For a pod that schedules, the rejections are background: per-node causes only when few.
         brief = bool(d.feasible) and n > _MAX_ROWS_PER_GROUP and not opts.all_nodes
         for g in groups:
@@ -865,9 +913,18 @@ def render(report: Report, out: TextIO | None = None, opts: RenderOptions | None
     shared = {n for n, c in seen.items() if c > 1}
     if len(pods) > 2:
         _overview(o, pods)
+    # Replicas of one workload that fail the same way: one full section, then one line each.
+    first: dict[tuple[Any, ...], str] = {}
     for pr in pods:
         o.blank()
         o.console.rule(style="dim")
+        d = pr.diagnosis
+        key = (pr.owner, _status(pr), d.message, tuple(r.summary for r in pr.remedies), tuple(d.notes))
+        if pr.owner and key in first and _status(pr) in ("unschedulable", "gated"):
+            _title(o, pr)
+            o.para(f"same as {first[key]}: same message, rejected nodes and fixes", 2, 4)
+            continue
+        first.setdefault(key, d.pod.key)
         _pod(o, pr, report, opts, shared)
     if shared:
         o.blank()

@@ -9,6 +9,7 @@ profiles and said in `SchedulerConfig.notes`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,8 @@ def load_scheduler_config(path: str, dialect: Dialect, *, strict: bool = False) 
 
 
 def _fail(source: str, stage: str, message: str, hint: str = "") -> ConfigError:
-    one_line = " ".join(message.split())
+    # Only line breaks are folded: upstream texts carry meaningful double spaces ("'MyName',  or 'my.name'").
+    one_line = re.sub(r"\s*[\r\n]+\s*", " ", message.strip())
     return ConfigError(f"scheduler configuration {source} rejected ({stage}): {one_line}", hint)
 
 

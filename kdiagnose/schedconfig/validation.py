@@ -175,7 +175,9 @@ def _label_requirements(reqs: list[dict[str, Any]], path: str) -> list[FieldErro
             errs.append(invalid(f"{p}.key", key, "; ".join(key_msgs)))
         vp = f"{p}.values"
         if op in ("In", "NotIn") and not values:
-            errs.append(invalid(vp, _values_value(r), "for 'in', 'notin' operators, values set can't be empty"))
+            errs.append(
+                invalid(vp, _values_value(r), "for 'in', 'notin' operators, values set can't be empty")
+            )
         elif op in ("Exists", "DoesNotExist") and values:
             errs.append(invalid(vp, values, "values set must be empty for exists and does not exist"))
         elif op in ("Gt", "Lt"):
@@ -368,6 +370,8 @@ def validate_configuration(
         errs.append(invalid("clientConnection.burst", cc["burst"], "must be non-negative"))
     le = cfg.get("leaderElection") or {}
     lock = le.get("resourceLock") or "leases"
+    if le.get("leaderElect", True):
+        errs += _validate_leader_election(le)
     if le.get("leaderElect", True) and lock != "leases":
         errs.append(invalid("leaderElection.resourceLock", lock, 'resourceLock value must be "leases"'))
     parallelism = cfg.get("parallelism")
@@ -414,6 +418,84 @@ def validate_configuration(
             )
         )
     errs += _validate_extenders(cfg.get("extenders") or [])
+    return errs
+
+
+_DURATION_UNITS_NS = {
+    "ns": 1,
+    "us": 10**3,
+    "µs": 10**3,
+    "μs": 10**3,
+    "ms": 10**6,
+    "s": 10**9,
+    "m": 60 * 10**9,
+}
+_DURATION_UNITS_NS["h"] = 3600 * 10**9
+
+
+def _go_duration_ns(text: str) -> int:
+    """time.ParseDuration, exactly (decimal arithmetic, truncated to nanoseconds)."""
+    from decimal import Decimal
+
+    sign = -1 if text.startswith("-") else 1
+    total = sum(
+        Decimal(num) * _DURATION_UNITS_NS[unit]
+        for num, unit in re.findall(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)", text)
+    )
+    return sign * int(total)
+
+
+def _frac(v: int, unit: int) -> str:
+    whole, rest = divmod(v, unit)
+    digits = str(rest).rjust(len(str(unit)) - 1, "0").rstrip("0")
+    return f"{whole}.{digits}" if digits else str(whole)
+
+
+def _go_duration_str(ns: int) -> str:
+    """time.Duration.String (how a metav1.Duration bad value is marshalled)."""
+    if ns == 0:
+        return "0s"
+    u = abs(ns)
+    if u < 10**3:
+        out = f"{u}ns"
+    elif u < 10**6:
+        out = _frac(u, 10**3) + "µs"
+    elif u < 10**9:
+        out = _frac(u, 10**6) + "ms"
+    else:
+        out = _frac(u % (60 * 10**9), 10**9) + "s"
+        minutes = u // (60 * 10**9)
+        if minutes:
+            hours, minutes = divmod(minutes, 60)
+            out = (f"{hours}h" if hours else "") + f"{minutes}m" + out
+    return ("-" if ns < 0 else "") + out
+
+
+def _validate_leader_election(le: dict[str, Any]) -> list[FieldError]:
+    """component-base ValidateLeaderElectionConfiguration, after RecommendedDefaultLeaderElectionConfiguration
+    (a zero duration is replaced by 15s / 10s / 2s, so only negative ones reach the checks)."""
+
+    def duration(key: str, default: int) -> int:
+        raw = le.get(key)
+        ns = _go_duration_ns(raw) if raw else 0
+        return ns or default
+
+    lease = duration("leaseDuration", 15 * 10**9)
+    renew = duration("renewDeadline", 10 * 10**9)
+    retry = duration("retryPeriod", 2 * 10**9)
+    errs: list[FieldError] = []
+    for key, ns in (("leaseDuration", lease), ("renewDeadline", renew), ("retryPeriod", retry)):
+        if ns <= 0:
+            errs.append(invalid(f"leaderElection.{key}", _go_duration_str(ns), "must be greater than zero"))
+    if lease <= renew:
+        # Upstream passes RenewDeadline as the bad value of the leaseDuration error.
+        errs.append(
+            invalid(
+                "leaderElection.leaseDuration",
+                _go_duration_str(renew),
+                "must be greater than `RenewDeadline`",
+            )
+        )
     return errs
 
 

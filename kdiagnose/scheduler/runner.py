@@ -163,7 +163,9 @@ class Framework:
                 continue
             s = pl.remove_pod(state, pod, pod_to_remove, node_info)
             if not s.ok:
-                return Status(Code.ERROR, (f'running RemovePod on PreFilter plugin "{pl.name}": {s.message}',))
+                return Status(
+                    Code.ERROR, (f'running RemovePod on PreFilter plugin "{pl.name}": {s.message}',)
+                )
         return SUCCESS
 
     # ---------------------------------------------------------------- the cycle

@@ -43,6 +43,14 @@ class BasicPod(PodWrapper):
         super().__init__()
         self._spec["containers"] = []
 
+    def name(self, name: str) -> BasicPod:
+        super().name(name)
+        return self
+
+    def node(self, node: str) -> BasicPod:
+        super().node(node)
+        return self
+
     def req(self, requests: dict[str, Any]) -> BasicPod:
         """Req(): appends a container requesting `requests` (as upstream, one container per call)."""
         n = len(self._spec["containers"])
@@ -104,6 +112,14 @@ class BasicNode(NodeWrapper):
     def __init__(self) -> None:
         super().__init__()
         self._status = {"allocatable": {}}
+
+    def name(self, name: str) -> BasicNode:
+        super().name(name)
+        return self
+
+    def taints(self, taints: list[Obj]) -> BasicNode:
+        super().taints(taints)
+        return self
 
     def capacity(self, res: dict[str, Any]) -> BasicNode:
         self._status["allocatable"] = _quantities(res)

@@ -209,7 +209,15 @@ class PodWrapper:
         mismatch_label_keys: list[str] | None = None,
     ) -> PodWrapper:
         return self._pod_affinity_term(
-            "podAffinity", True, key, selector, namespaces, ns_selector, 0, match_label_keys, mismatch_label_keys
+            "podAffinity",
+            True,
+            key,
+            selector,
+            namespaces,
+            ns_selector,
+            0,
+            match_label_keys,
+            mismatch_label_keys,
         )
 
     def pod_anti_affinity(

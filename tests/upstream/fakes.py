@@ -14,7 +14,16 @@ from typing import Any
 from kdiagnose.model.objects import Pod
 from kdiagnose.model.snapshot import NodeInfo, Snapshot
 from kdiagnose.scheduler.diagnosis import Diagnosis
-from kdiagnose.scheduler.framework import SKIP, SUCCESS, Code, CycleState, Handle, Plugin, PreFilterResult, Status
+from kdiagnose.scheduler.framework import (
+    SKIP,
+    SUCCESS,
+    Code,
+    CycleState,
+    Handle,
+    Plugin,
+    PreFilterResult,
+    Status,
+)
 from kdiagnose.scheduler.profiles import Profile
 from kdiagnose.scheduler.runner import Framework
 
@@ -61,7 +70,9 @@ class _Fake(Plugin):
 
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:
         self._called("pre_filter")
-        result = PreFilterResult(self.inj.pre_filter_result) if self.inj.pre_filter_result is not None else None
+        result = (
+            PreFilterResult(self.inj.pre_filter_result) if self.inj.pre_filter_result is not None else None
+        )
         return result, _status(self.inj.pre_filter, INJECT_REASON)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:

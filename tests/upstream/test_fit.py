@@ -57,7 +57,13 @@ def _alloc(milli_cpu: int, memory: int, pods: int, ext_a: int, storage: int, hug
     }
 
 
-def _pod(containers: list[Obj], init: list[Obj] | None = None, overhead: Obj | None = None, node: str = "", version: str = "v1.34.1") -> Pod:
+def _pod(
+    containers: list[Obj],
+    init: list[Obj] | None = None,
+    overhead: Obj | None = None,
+    node: str = "",
+    version: str = "v1.34.1",
+) -> Pod:
     w = make_pod().name("pod" if not node else "existing")
     for c in containers:
         w.req(c)
@@ -165,16 +171,46 @@ ENOUGH_REQUESTS = [
     ),
     pytest.param([_res(1, 1)], None, _res(5, 5), None, None, (), False, id="both resources fit"),
     pytest.param(
-        [_res(2, 1)], None, _res(9, 5), None, None, ("Insufficient cpu",), False, id="one resource memory fits"
+        [_res(2, 1)],
+        None,
+        _res(9, 5),
+        None,
+        None,
+        ("Insufficient cpu",),
+        False,
+        id="one resource memory fits",
     ),
     pytest.param(
-        [_res(1, 2)], None, _res(5, 19), None, None, ("Insufficient memory",), False, id="one resource cpu fits"
+        [_res(1, 2)],
+        None,
+        _res(5, 19),
+        None,
+        None,
+        ("Insufficient memory",),
+        False,
+        id="one resource cpu fits",
     ),
     pytest.param([_res(5, 1)], None, _res(5, 19), None, None, (), False, id="equal edge case"),
-    pytest.param([_res(4, 1)], [_res(5, 1)], _res(5, 19), None, None, (), False, id="equal edge case for init container"),
+    pytest.param(
+        [_res(4, 1)],
+        [_res(5, 1)],
+        _res(5, 19),
+        None,
+        None,
+        (),
+        False,
+        id="equal edge case for init container",
+    ),
     pytest.param([_sc(EXT_A, 1)], None, _res(), None, None, (), False, id="extended resource fits"),
     pytest.param(
-        [_res()], [_sc(EXT_A, 1)], _res(), None, None, (), False, id="extended resource fits for init container"
+        [_res()],
+        [_sc(EXT_A, 1)],
+        _res(),
+        None,
+        None,
+        (),
+        False,
+        id="extended resource fits for init container",
     ),
     pytest.param(
         [_sc(EXT_A, 10, 1, 1)],
@@ -452,7 +488,9 @@ def test_not_enough_requests(containers: list[Obj], init: list[Obj] | None, exis
         pytest.param([_res(storage=10)], None, _res(2, 2), (), id="pod fits"),
     ],
 )
-def test_storage_requests(containers: list[Obj], init: list[Obj] | None, existing: Obj, reasons: tuple[str, ...]) -> None:
+def test_storage_requests(
+    containers: list[Obj], init: list[Obj] | None, existing: Obj, reasons: tuple[str, ...]
+) -> None:
     st = _run_filter(containers, init, existing, _alloc(10, 20, 32, 5, 20, 5), "v1.33.3")
     assert st.reasons == reasons
     assert st.ok is (not reasons)
@@ -500,7 +538,10 @@ def _req_pod(*reqs: Obj) -> Pod:
 
 
 N4_6 = [("node1", {"cpu": "4000", "memory": "10000"}), ("node2", {"cpu": "6000", "memory": "10000"})]
-FIT_SCORE_EXISTING = [("node1", {"cpu": "2000", "memory": "4000"}), ("node2", {"cpu": "1000", "memory": "2000"})]
+FIT_SCORE_EXISTING = [
+    ("node1", {"cpu": "2000", "memory": "4000"}),
+    ("node2", {"cpu": "1000", "memory": "2000"}),
+]
 
 
 def _rtcr(shape: list[tuple[int, int]], resources: list[Obj] | None = None) -> Obj:
@@ -513,7 +554,7 @@ def _rtcr(shape: list[tuple[int, int]], resources: list[Obj] | None = None) -> O
 
 @pytest.mark.parametrize("run_pre_score", [True, False], ids=["", "if PreScore is not called"])
 @pytest.mark.parametrize(
-    ("strategy", "request", "expected"),
+    ("strategy", "req", "expected"),
     [
         pytest.param(
             _rtcr([(0, 10), (100, 0)]),
@@ -541,10 +582,10 @@ def _rtcr(shape: list[tuple[int, int]], resources: list[Obj] | None = None) -> O
         ),
     ],
 )
-def test_fit_score(strategy: Obj, request: Obj, expected: dict[str, int], run_pre_score: bool) -> None:
+def test_fit_score(strategy: Obj, req: Obj, expected: dict[str, int], run_pre_score: bool) -> None:
     nodes = [_node(n, c) for n, c in N4_6]
     existing = [_existing(n, r) for n, r in FIT_SCORE_EXISTING]
-    assert _scores(strategy, _req_pod(request), nodes, existing, run_pre_score) == expected
+    assert _scores(strategy, _req_pod(req), nodes, existing, run_pre_score) == expected
 
 
 C1 = {"cpu": "1000", "memory": "2000"}
@@ -634,7 +675,10 @@ C2 = {"cpu": "2000", "memory": "3000"}
         ),
         pytest.param(
             [C1, C2],
-            [("node1", {"cpu": "6000", "memory": "10000"}), ("node2", {"cpu": "6000", "memory": "10000", EXT_RES: "4"})],
+            [
+                ("node1", {"cpu": "6000", "memory": "10000"}),
+                ("node2", {"cpu": "6000", "memory": "10000", EXT_RES: "4"}),
+            ],
             [],
             EXT_RESOURCE_SET,
             {"node1": 50, "node2": 50},
@@ -653,7 +697,10 @@ C2 = {"cpu": "2000", "memory": "3000"}
         ),
         pytest.param(
             [{"cpu": "3000", "memory": "4000"}],
-            [("node1", {"cpu": "6000", "memory": "10000"}), ("node2", {"cpu": "6000", "memory": "10000", EXT_RES: "4"})],
+            [
+                ("node1", {"cpu": "6000", "memory": "10000"}),
+                ("node2", {"cpu": "6000", "memory": "10000", EXT_RES: "4"}),
+            ],
             [],
             [{"name": EXT_RES, "weight": 2}, {"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}],
             {"node1": 55, "node2": 55},
@@ -706,7 +753,10 @@ def test_least_allocated_scoring_strategy(
     ],
 )
 def test_requested_to_capacity_ratio_scoring_strategy(
-    pod_reqs: list[Obj], nodes: list[tuple[str, Obj]], existing: list[tuple[str, Obj | None]], expected: dict[str, int]
+    pod_reqs: list[Obj],
+    nodes: list[tuple[str, Obj]],
+    existing: list[tuple[str, Obj | None]],
+    expected: dict[str, int],
 ) -> None:
     got = _scores(
         _rtcr([(0, 10), (100, 0)]),
@@ -723,7 +773,20 @@ def test_requested_to_capacity_ratio_scoring_strategy(
     [
         pytest.param(
             [(10, 1), (90, 9)],
-            [(-10, 1), (0, 1), (9, 1), (10, 1), (15, 1), (19, 1), (20, 2), (89, 8), (90, 9), (99, 9), (100, 9), (110, 9)],
+            [
+                (-10, 1),
+                (0, 1),
+                (9, 1),
+                (10, 1),
+                (15, 1),
+                (19, 1),
+                (20, 2),
+                (89, 8),
+                (90, 9),
+                (99, 9),
+                (100, 9),
+                (110, 9),
+            ],
             id="case_0",
         ),
         pytest.param(

@@ -49,7 +49,9 @@ def _term(exprs: list[Obj] | None = None, fields: list[Obj] | None = None) -> Ob
 
 
 def _required(*terms: Obj) -> Obj:
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}}}
+    return {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}}
+    }
 
 
 def _pod(spec: Obj) -> Any:
@@ -68,8 +70,12 @@ ADDED_NODE2 = {
 # (pod spec, node labels, node name, args, want PreFilter (code, reasons) or None=Success,
 #  want PreFilterResult names or None, want Filter (code, reason) or None=Success, run PreFilter)
 NODE_AFFINITY_CASES = [
-    pytest.param({"nodeSelector": {"foo": "bar"}}, {}, "", {}, None, None, ERR_REASON_POD, True, id="missing labels"),
-    pytest.param({"nodeSelector": {"foo": "bar"}}, {"foo": "bar"}, "", {}, None, None, None, True, id="same labels"),
+    pytest.param(
+        {"nodeSelector": {"foo": "bar"}}, {}, "", {}, None, None, ERR_REASON_POD, True, id="missing labels"
+    ),
+    pytest.param(
+        {"nodeSelector": {"foo": "bar"}}, {"foo": "bar"}, "", {}, None, None, None, True, id="same labels"
+    ),
     pytest.param(
         {"nodeSelector": {"foo": "bar"}},
         {"foo": "bar", "baz": "blah"},
@@ -160,7 +166,15 @@ NODE_AFFINITY_CASES = [
         "the node",
     ),
     pytest.param(
-        {}, {"foo": "bar"}, "", {}, (Code.SKIP, ()), None, None, True, id="Pod with no Affinity will schedule onto a node"
+        {},
+        {"foo": "bar"},
+        "",
+        {},
+        (Code.SKIP, ()),
+        None,
+        None,
+        True,
+        id="Pod with no Affinity will schedule onto a node",
     ),
     pytest.param(
         {"affinity": {"nodeAffinity": {}}},
@@ -198,7 +212,8 @@ NODE_AFFINITY_CASES = [
     pytest.param(
         {
             "affinity": _required(
-                _term([_req("foo", "In", ["bar", "value2"])]), _term([_req("diffkey", "In", ["wrong", "value2"])])
+                _term([_req("foo", "In", ["bar", "value2"])]),
+                _term([_req("diffkey", "In", ["wrong", "value2"])]),
             )
         },
         {"foo": "bar"},
@@ -269,7 +284,11 @@ NODE_AFFINITY_CASES = [
         id="Pod with matchFields using In operator that does not match the existing node",
     ),
     pytest.param(
-        {"affinity": _required(_term(fields=[FIELD_NODE1, FIELD_NODE2]), _term([_req("foo", "In", ["bar"])]))},
+        {
+            "affinity": _required(
+                _term(fields=[FIELD_NODE1, FIELD_NODE2]), _term([_req("foo", "In", ["bar"])])
+            )
+        },
         {"foo": "bar"},
         "node2",
         {},
@@ -302,7 +321,11 @@ NODE_AFFINITY_CASES = [
         id="Pod with one term: both matchFields and matchExpressions match",
     ),
     pytest.param(
-        {"affinity": _required(_term(fields=[FIELD_NODE1]), _term([_req("foo", "In", ["not-match-to-bar"])]))},
+        {
+            "affinity": _required(
+                _term(fields=[FIELD_NODE1]), _term([_req("foo", "In", ["not-match-to-bar"])])
+            )
+        },
         {"foo": "bar"},
         "node2",
         {},
@@ -440,7 +463,11 @@ def _pref(weight: int, *exprs: Obj) -> Obj:
     return {"weight": weight, "preference": _term(list(exprs))}
 
 
-AFFINITY1 = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [_pref(2, _req("foo", "In", ["bar"]))]}}
+AFFINITY1 = {
+    "nodeAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [_pref(2, _req("foo", "In", ["bar"]))]
+    }
+}
 AFFINITY2 = {
     "nodeAffinity": {
         "preferredDuringSchedulingIgnoredDuringExecution": [
@@ -501,7 +528,9 @@ AFFINITY2 = {
             [("node1", LABEL1), ("node2", LABEL2), ("node3", LABEL5)],
             {
                 "addedAffinity": {
-                    "preferredDuringSchedulingIgnoredDuringExecution": [_pref(3, _req("key", "In", ["value"]))]
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        _pref(3, _req("key", "In", ["value"]))
+                    ]
                 }
             },
             True,
@@ -519,7 +548,11 @@ AFFINITY2 = {
     ],
 )
 def test_node_affinity_priority(
-    spec: Obj, nodes: list[tuple[str, dict[str, str]]], args: Obj, run_pre_score: bool, expected: dict[str, int]
+    spec: Obj,
+    nodes: list[tuple[str, dict[str, str]]],
+    args: Obj,
+    run_pre_score: bool,
+    expected: dict[str, int],
 ) -> None:
     snap = new_snapshot(None, [make_node().name(n).labels(lb).obj() for n, lb in nodes])
     pl = new_plugin(NodeAffinity, snap, args)
@@ -598,10 +631,18 @@ def test_node_affinity_priority(
         ),
         pytest.param([_term([_req("foo", "Gt", ["1"])])], "n", {}, False, id="Gt rejects a missing label"),
         pytest.param(
-            [_term([_req("foo", "Gt", ["a"])])], "n", {"foo": "2"}, False, id="Gt with a non-integer value is invalid"
+            [_term([_req("foo", "Gt", ["a"])])],
+            "n",
+            {"foo": "2"},
+            False,
+            id="Gt with a non-integer value is invalid",
         ),
         pytest.param(
-            [_term([_req("foo", "Gt", ["1", "2"])])], "n", {"foo": "3"}, False, id="Gt needs exactly one value"
+            [_term([_req("foo", "Gt", ["1", "2"])])],
+            "n",
+            {"foo": "3"},
+            False,
+            id="Gt needs exactly one value",
         ),
         pytest.param(
             [_term([_req("foo", "Exists", ["bar", "baz"])])],
@@ -612,16 +653,32 @@ def test_node_affinity_priority(
         ),
         pytest.param([_term([_req("foo", "In", [])])], "n", {"foo": ""}, False, id="In needs values"),
         pytest.param(
-            [_term([_req("foo", "Equals", ["bar"])])], "n", {"foo": "bar"}, False, id="unknown operator is invalid"
+            [_term([_req("foo", "Equals", ["bar"])])],
+            "n",
+            {"foo": "bar"},
+            False,
+            id="unknown operator is invalid",
         ),
         pytest.param(
-            [_term(fields=[_req(NAME, "Exists", ["n"])])], "n", {}, False, id="matchFields only allows In/NotIn"
+            [_term(fields=[_req(NAME, "Exists", ["n"])])],
+            "n",
+            {},
+            False,
+            id="matchFields only allows In/NotIn",
         ),
         pytest.param(
-            [_term(fields=[_req(NAME, "NotIn", ["other"])])], "n", {}, True, id="matchFields NotIn another name"
+            [_term(fields=[_req(NAME, "NotIn", ["other"])])],
+            "n",
+            {},
+            True,
+            id="matchFields NotIn another name",
         ),
         pytest.param(
-            [_term(fields=[_req("spec.foo", "In", ["x"])])], "n", {}, False, id="matchFields on another field reads empty"
+            [_term(fields=[_req("spec.foo", "In", ["x"])])],
+            "n",
+            {},
+            False,
+            id="matchFields on another field reads empty",
         ),
         pytest.param([], "n", {}, False, id="no terms match nothing"),
     ],
@@ -657,7 +714,9 @@ def test_preferred_scheduling_terms_score(terms: list[Obj], want: int) -> None:
     assert sum(w for t, w in parse_preferred_terms(terms) if t.match(node)) == want
 
 
-TWO_TERMS_FIELDS_EXPR = _required(_term(fields=[_req(NAME, "In", ["node_1"])]), _term([_req("foo", "In", ["bar"])]))
+TWO_TERMS_FIELDS_EXPR = _required(
+    _term(fields=[_req(NAME, "In", ["node_1"])]), _term([_req("foo", "In", ["bar"])])
+)
 
 
 @pytest.mark.parametrize(
@@ -667,10 +726,18 @@ TWO_TERMS_FIELDS_EXPR = _required(_term(fields=[_req(NAME, "In", ["node_1"])]), 
         pytest.param({"nodeSelector": {"foo": "bar"}}, {}, "", False, id="missing labels"),
         pytest.param({"nodeSelector": {"foo": "bar"}}, {"foo": "bar"}, "", True, id="same labels"),
         pytest.param(
-            {"nodeSelector": {"foo": "bar"}}, {"foo": "bar", "baz": "blah"}, "", True, id="node labels are superset"
+            {"nodeSelector": {"foo": "bar"}},
+            {"foo": "bar", "baz": "blah"},
+            "",
+            True,
+            id="node labels are superset",
         ),
         pytest.param(
-            {"nodeSelector": {"foo": "bar", "baz": "blah"}}, {"foo": "bar"}, "", False, id="node labels are subset"
+            {"nodeSelector": {"foo": "bar", "baz": "blah"}},
+            {"foo": "bar"},
+            "",
+            False,
+            id="node labels are subset",
         ),
         pytest.param(
             {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {}}}},

@@ -57,7 +57,9 @@ IN_TREE_TWO_VOL = _pvc_pod("in-tree-two", f"csi-{EBS_IN_TREE}-1", f"csi-{EBS_IN_
 CSI_EBS_ONE_VOL = _pvc_pod("ebs-one", f"csi-{EBS}-0")
 CSI_EBS_TWO_VOL = _pvc_pod("ebs-two", f"csi-{EBS}-1", f"csi-{EBS}-2")
 IN_TREE_NON_MIGRATABLE = _pvc_pod("hostpath-one", f"csi-{HOSTPATH_IN_TREE}-0")
-EPHEMERAL = _pod("abc", [{"name": "xyz", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}], ns="test", uid="12345")
+EPHEMERAL = _pod(
+    "abc", [{"name": "xyz", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}], ns="test", uid="12345"
+)
 EPHEMERAL_TWO = _pod(
     "abc",
     [
@@ -69,7 +71,10 @@ EPHEMERAL_TWO = _pod(
 )
 IN_TREE_INLINE = _ebs_inline("inline", "aws-inline1")
 IN_TREE_INLINE_SAME_ID = _ebs_inline("inline-same", f"csi-{EBS}-1")
-_CM_SECRET: list[Obj] = [{"name": "cm", "configMap": {"name": "x"}}, {"name": "s", "secret": {"secretName": "x"}}]
+_CM_SECRET: list[Obj] = [
+    {"name": "cm", "configMap": {"name": "x"}},
+    {"name": "s", "secret": {"secretName": "x"}},
+]
 ONLY_CM_SECRET = _pod("cm-secret", list(_CM_SECRET))
 PVC_WITH_CM_SECRET = _pod(
     "pvc-cm", [*_CM_SECRET, {"name": "p", "persistentVolumeClaim": {"claimName": f"csi-{EBS}-0"}}]
@@ -77,7 +82,9 @@ PVC_WITH_CM_SECRET = _pod(
 EPHEMERAL_WITH_CM_SECRET = _pod(
     "abc", [*_CM_SECRET, {"name": "xyz", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}], ns="test"
 )
-INLINE_WITH_CM_SECRET = _pod("inline-cm", [*_CM_SECRET, {"name": "e", "awsElasticBlockStore": {"volumeID": "aws-inline1"}}])
+INLINE_WITH_CM_SECRET = _pod(
+    "inline-cm", [*_CM_SECRET, {"name": "e", "awsElasticBlockStore": {"volumeID": "aws-inline1"}}]
+)
 
 
 def _eph_claim(pod: Obj, volume: str, owned: bool = True) -> Obj:
@@ -120,11 +127,19 @@ def _fixtures(
                 {
                     "kind": "VolumeAttachment",
                     "metadata": {"name": f"va-{d}-{j}"},
-                    "spec": {"nodeName": NODE, "attacher": d, "source": {"persistentVolumeName": f"csi-{d}-{j}"}},
+                    "spec": {
+                        "nodeName": NODE,
+                        "attacher": d,
+                        "source": {"persistentVolumeName": f"csi-{d}-{j}"},
+                    },
                 }
             )
     objs += [
-        {"kind": "PersistentVolumeClaim", "metadata": {"name": "csi-4", "namespace": "default"}, "spec": {"storageClassName": SC}},
+        {
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "csi-4", "namespace": "default"},
+            "spec": {"storageClassName": SC},
+        },
         {"kind": "PersistentVolumeClaim", "metadata": {"name": "csi-5", "namespace": "default"}, "spec": {}},
         {
             "kind": "PersistentVolumeClaim",
@@ -144,7 +159,10 @@ def _fixtures(
         objs.append(
             {
                 "kind": "CSINode",
-                "metadata": {"name": NODE, "annotations": {"storage.alpha.kubernetes.io/migrated-plugins": migrated}},
+                "metadata": {
+                    "name": NODE,
+                    "annotations": {"storage.alpha.kubernetes.io/migrated-plugins": migrated},
+                },
                 "spec": {"drivers": csi_drivers},
             }
         )
@@ -167,45 +185,331 @@ class Case:
 
 EXCEEDED = (Code.UNSCHEDULABLE, EXCEED)
 CASES = [
-    pytest.param(Case(CSI_EBS_ONE_VOL, [EBS], max_vols=2, va_count=2, limit_source="csinode", want=EXCEEDED), id="should count VolumeAttachments towards volume limit when no pods exist"),
-    pytest.param(Case(CSI_EBS_ONE_VOL, [EBS], max_vols=2, va_count=1, limit_source="csinode"), id="should schedule pod when VolumeAttachments count does not exceed limit"),
-    pytest.param(Case(CSI_EBS_ONE_VOL, [EBS], [RUNNING, CSI_EBS_TWO_VOL], max_vols=4, limit_source="csinode"), id="fits when node volume limit >= new pods CSI volume"),
-    pytest.param(Case(CSI_EBS_ONE_VOL, [EBS], [RUNNING, CSI_EBS_TWO_VOL], max_vols=2, limit_source="csinode", want=EXCEEDED), id="doesn't when node volume limit <= pods CSI volume"),
-    pytest.param(Case(CSI_EBS_ONE_VOL, [EBS], [RUNNING, CSI_EBS_TWO_VOL], max_vols=2, limit_source="csinode-with-no-limit"), id="should when driver does not support volume limits"),
-    pytest.param(Case(CSI_EBS_ONE_VOL, [EBS], [PENDING_VOLUME, CSI_EBS_TWO_VOL], max_vols=2, limit_source="csinode", want=EXCEEDED), id="count pending PVCs towards volume limit <= pods CSI volume"),
-    pytest.param(Case(CSI_EBS_ONE_VOL, [EBS], [PENDING_VOLUME, UNBOUND_PVC_POD2, CSI_EBS_TWO_VOL], max_vols=4, limit_source="csinode"), id="count multiple pending pvcs towards volume limit >= pods CSI volume"),
-    pytest.param(Case(CSI_EBS_ONE_VOL, [EBS], [MISSING_PV, CSI_EBS_TWO_VOL], max_vols=2, limit_source="csinode", want=EXCEEDED), id="should count PVCs with invalid PV name but valid SC"),
-    pytest.param(Case(CSI_EBS_ONE_VOL, [EBS], [RUNNING, NO_SC_PVC], max_vols=2, limit_source="csinode"), id="don't count pvcs with missing SC towards volume limit"),
-    pytest.param(Case(CSI_EBS_ONE_VOL, [EBS, GCE], [GCE_TWO_VOL, CSI_EBS_TWO_VOL], max_vols=2, limit_source="csinode", want=EXCEEDED), id="count pvcs with the same type towards volume limit"),
-    pytest.param(Case(GCE_TWO_VOL, [EBS, GCE], [CSI_EBS_TWO_VOL, RUNNING], max_vols=2, limit_source="csinode"), id="don't count pvcs with different type towards volume limit"),
-    pytest.param(Case(IN_TREE_ONE_VOL, [EBS_IN_TREE, EBS], [IN_TREE_TWO_VOL], max_vols=2, limit_source="csinode", want=EXCEEDED), id="should count in-tree volumes if migration is enabled"),
+    pytest.param(
+        Case(CSI_EBS_ONE_VOL, [EBS], max_vols=2, va_count=2, limit_source="csinode", want=EXCEEDED),
+        id="should count VolumeAttachments towards volume limit when no pods exist",
+    ),
+    pytest.param(
+        Case(CSI_EBS_ONE_VOL, [EBS], max_vols=2, va_count=1, limit_source="csinode"),
+        id="should schedule pod when VolumeAttachments count does not exceed limit",
+    ),
+    pytest.param(
+        Case(CSI_EBS_ONE_VOL, [EBS], [RUNNING, CSI_EBS_TWO_VOL], max_vols=4, limit_source="csinode"),
+        id="fits when node volume limit >= new pods CSI volume",
+    ),
+    pytest.param(
+        Case(
+            CSI_EBS_ONE_VOL,
+            [EBS],
+            [RUNNING, CSI_EBS_TWO_VOL],
+            max_vols=2,
+            limit_source="csinode",
+            want=EXCEEDED,
+        ),
+        id="doesn't when node volume limit <= pods CSI volume",
+    ),
+    pytest.param(
+        Case(
+            CSI_EBS_ONE_VOL,
+            [EBS],
+            [RUNNING, CSI_EBS_TWO_VOL],
+            max_vols=2,
+            limit_source="csinode-with-no-limit",
+        ),
+        id="should when driver does not support volume limits",
+    ),
+    pytest.param(
+        Case(
+            CSI_EBS_ONE_VOL,
+            [EBS],
+            [PENDING_VOLUME, CSI_EBS_TWO_VOL],
+            max_vols=2,
+            limit_source="csinode",
+            want=EXCEEDED,
+        ),
+        id="count pending PVCs towards volume limit <= pods CSI volume",
+    ),
+    pytest.param(
+        Case(
+            CSI_EBS_ONE_VOL,
+            [EBS],
+            [PENDING_VOLUME, UNBOUND_PVC_POD2, CSI_EBS_TWO_VOL],
+            max_vols=4,
+            limit_source="csinode",
+        ),
+        id="count multiple pending pvcs towards volume limit >= pods CSI volume",
+    ),
+    pytest.param(
+        Case(
+            CSI_EBS_ONE_VOL,
+            [EBS],
+            [MISSING_PV, CSI_EBS_TWO_VOL],
+            max_vols=2,
+            limit_source="csinode",
+            want=EXCEEDED,
+        ),
+        id="should count PVCs with invalid PV name but valid SC",
+    ),
+    pytest.param(
+        Case(CSI_EBS_ONE_VOL, [EBS], [RUNNING, NO_SC_PVC], max_vols=2, limit_source="csinode"),
+        id="don't count pvcs with missing SC towards volume limit",
+    ),
+    pytest.param(
+        Case(
+            CSI_EBS_ONE_VOL,
+            [EBS, GCE],
+            [GCE_TWO_VOL, CSI_EBS_TWO_VOL],
+            max_vols=2,
+            limit_source="csinode",
+            want=EXCEEDED,
+        ),
+        id="count pvcs with the same type towards volume limit",
+    ),
+    pytest.param(
+        Case(GCE_TWO_VOL, [EBS, GCE], [CSI_EBS_TWO_VOL, RUNNING], max_vols=2, limit_source="csinode"),
+        id="don't count pvcs with different type towards volume limit",
+    ),
+    pytest.param(
+        Case(
+            IN_TREE_ONE_VOL,
+            [EBS_IN_TREE, EBS],
+            [IN_TREE_TWO_VOL],
+            max_vols=2,
+            limit_source="csinode",
+            want=EXCEEDED,
+        ),
+        id="should count in-tree volumes if migration is enabled",
+    ),
     pytest.param(Case(IN_TREE_INLINE, [EBS_IN_TREE, EBS], [IN_TREE_TWO_VOL]), id="nil csi node"),
-    pytest.param(Case(PENDING_VOLUME, [EBS_IN_TREE, EBS], [IN_TREE_TWO_VOL], max_vols=2, limit_source="csinode", want=EXCEEDED), id="should count unbound in-tree volumes if migration is enabled"),
-    pytest.param(Case(IN_TREE_ONE_VOL, [EBS_IN_TREE, EBS], [IN_TREE_TWO_VOL], max_vols=2, limit_source="csinode-with-no-limit"), id="should not limit pod if volume used does not report limits"),
-    pytest.param(Case(IN_TREE_NON_MIGRATABLE, [HOSTPATH_IN_TREE, EBS], [CSI_EBS_TWO_VOL], max_vols=2, limit_source="csinode"), id="should not count non-migratable in-tree volumes"),
-    pytest.param(Case(IN_TREE_INLINE, [EBS_IN_TREE, EBS], [IN_TREE_TWO_VOL], max_vols=2, limit_source="csinode", want=EXCEEDED), id="should count in-tree inline volumes if migration is enabled"),
-    pytest.param(Case(IN_TREE_ONE_VOL, [EBS_IN_TREE, EBS], [CSI_EBS_TWO_VOL], max_vols=2, limit_source="csinode", want=EXCEEDED), id="should count in-tree and csi volumes if migration is enabled (when scheduling in-tree volumes)"),
-    pytest.param(Case(IN_TREE_INLINE, [EBS_IN_TREE, EBS], [CSI_EBS_TWO_VOL, IN_TREE_ONE_VOL], max_vols=3, limit_source="csinode", want=EXCEEDED), id="should count in-tree, inline and csi volumes if migration is enabled (when scheduling in-tree volumes)"),
-    pytest.param(Case(IN_TREE_INLINE_SAME_ID, [EBS_IN_TREE, EBS], [CSI_EBS_TWO_VOL, IN_TREE_ONE_VOL], max_vols=3, limit_source="csinode"), id="should not count in-tree, inline and csi volumes if migration is enabled (when scheduling in-tree volumes) same handle"),
-    pytest.param(Case(CSI_EBS_ONE_VOL, [EBS_IN_TREE, EBS], [IN_TREE_TWO_VOL], max_vols=2, limit_source="csinode", want=EXCEEDED), id="should count in-tree and csi volumes if migration is enabled (when scheduling csi volumes)"),
+    pytest.param(
+        Case(
+            PENDING_VOLUME,
+            [EBS_IN_TREE, EBS],
+            [IN_TREE_TWO_VOL],
+            max_vols=2,
+            limit_source="csinode",
+            want=EXCEEDED,
+        ),
+        id="should count unbound in-tree volumes if migration is enabled",
+    ),
+    pytest.param(
+        Case(
+            IN_TREE_ONE_VOL,
+            [EBS_IN_TREE, EBS],
+            [IN_TREE_TWO_VOL],
+            max_vols=2,
+            limit_source="csinode-with-no-limit",
+        ),
+        id="should not limit pod if volume used does not report limits",
+    ),
+    pytest.param(
+        Case(
+            IN_TREE_NON_MIGRATABLE,
+            [HOSTPATH_IN_TREE, EBS],
+            [CSI_EBS_TWO_VOL],
+            max_vols=2,
+            limit_source="csinode",
+        ),
+        id="should not count non-migratable in-tree volumes",
+    ),
+    pytest.param(
+        Case(
+            IN_TREE_INLINE,
+            [EBS_IN_TREE, EBS],
+            [IN_TREE_TWO_VOL],
+            max_vols=2,
+            limit_source="csinode",
+            want=EXCEEDED,
+        ),
+        id="should count in-tree inline volumes if migration is enabled",
+    ),
+    pytest.param(
+        Case(
+            IN_TREE_ONE_VOL,
+            [EBS_IN_TREE, EBS],
+            [CSI_EBS_TWO_VOL],
+            max_vols=2,
+            limit_source="csinode",
+            want=EXCEEDED,
+        ),
+        id="should count in-tree and csi volumes if migration is enabled (when scheduling in-tree volumes)",
+    ),
+    pytest.param(
+        Case(
+            IN_TREE_INLINE,
+            [EBS_IN_TREE, EBS],
+            [CSI_EBS_TWO_VOL, IN_TREE_ONE_VOL],
+            max_vols=3,
+            limit_source="csinode",
+            want=EXCEEDED,
+        ),
+        id="should count in-tree, inline and csi volumes if migration is enabled (when scheduling in-tree volumes)",
+    ),
+    pytest.param(
+        Case(
+            IN_TREE_INLINE_SAME_ID,
+            [EBS_IN_TREE, EBS],
+            [CSI_EBS_TWO_VOL, IN_TREE_ONE_VOL],
+            max_vols=3,
+            limit_source="csinode",
+        ),
+        id="should not count in-tree, inline and csi volumes if migration is enabled (when scheduling in-tree volumes) same handle",
+    ),
+    pytest.param(
+        Case(
+            CSI_EBS_ONE_VOL,
+            [EBS_IN_TREE, EBS],
+            [IN_TREE_TWO_VOL],
+            max_vols=2,
+            limit_source="csinode",
+            want=EXCEEDED,
+        ),
+        id="should count in-tree and csi volumes if migration is enabled (when scheduling csi volumes)",
+    ),
     # The fake lister in the Go test says `persistentvolumeclaims`; the real (generated) lister's NotFound
     # names the singular resource, as the golden corpus shows.
-    pytest.param(Case(EPHEMERAL, [EBS], limit_source="csinode-with-no-limit", want=(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, 'looking up PVC test/abc-xyz: persistentvolumeclaim "abc-xyz" not found')), id="ephemeral volume missing"),
-    pytest.param(Case(EPHEMERAL, [EBS], extra_claims=[CONFLICTING_CLAIM], limit_source="csinode-with-no-limit", want=(Code.ERROR, "PVC test/abc-xyz was not created for pod test/abc (pod is not owner)")), id="ephemeral volume not owned"),
-    pytest.param(Case(EPHEMERAL, [EBS], extra_claims=[EPHEMERAL_CLAIM], limit_source="csinode-with-no-limit"), id="ephemeral volume unbound"),
-    pytest.param(Case(EPHEMERAL, [EBS], [RUNNING, CSI_EBS_TWO_VOL], extra_claims=[EPHEMERAL_CLAIM], max_vols=2, limit_source="csinode", want=EXCEEDED), id="ephemeral doesn't when node volume limit <= pods CSI volume"),
-    pytest.param(Case(CSI_EBS_ONE_VOL, [EBS], [RUNNING, EPHEMERAL_TWO], extra_claims=[EPHEMERAL_CLAIM_X, EPHEMERAL_CLAIM_Y], max_vols=2, limit_source="csinode", want=EXCEEDED), id="ephemeral doesn't when node volume limit <= pods ephemeral CSI volume"),
-    pytest.param(Case(CSI_EBS_ONE_VOL, [EBS], [RUNNING, EPHEMERAL, CSI_EBS_TWO_VOL], extra_claims=[EPHEMERAL_CLAIM], max_vols=3, limit_source="csinode", want=EXCEEDED), id="persistent doesn't when node volume limit <= pods ephemeral CSI volume + persistent volume"),
-    pytest.param(Case(CSI_EBS_ONE_VOL, [EBS], [RUNNING, EPHEMERAL, CSI_EBS_TWO_VOL], extra_claims=[EPHEMERAL_CLAIM], max_vols=5, limit_source="csinode"), id="persistent okay when node volume limit > pods ephemeral CSI volume + persistent volume"),
-    pytest.param(Case(ONLY_CM_SECRET, [EBS], max_vols=2, limit_source="csinode", want_skip=True), id="skip Filter when the pod only uses secrets and configmaps"),
-    pytest.param(Case(PVC_WITH_CM_SECRET, [EBS], max_vols=2, limit_source="csinode"), id="don't skip Filter when the pod has pvcs"),
-    pytest.param(Case(EPHEMERAL_WITH_CM_SECRET, [EBS], limit_source="csinode-with-no-limit", want=(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, 'looking up PVC test/abc-xyz: persistentvolumeclaim "abc-xyz" not found')), id="don't skip Filter when the pod has ephemeral volumes"),
-    pytest.param(Case(INLINE_WITH_CM_SECRET, [EBS_IN_TREE, EBS], [IN_TREE_TWO_VOL], max_vols=2, limit_source="csinode", want=EXCEEDED), id="don't skip Filter when the pod has inline migratable volumes"),
+    pytest.param(
+        Case(
+            EPHEMERAL,
+            [EBS],
+            limit_source="csinode-with-no-limit",
+            want=(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                'looking up PVC test/abc-xyz: persistentvolumeclaim "abc-xyz" not found',
+            ),
+        ),
+        id="ephemeral volume missing",
+    ),
+    pytest.param(
+        Case(
+            EPHEMERAL,
+            [EBS],
+            extra_claims=[CONFLICTING_CLAIM],
+            limit_source="csinode-with-no-limit",
+            want=(Code.ERROR, "PVC test/abc-xyz was not created for pod test/abc (pod is not owner)"),
+        ),
+        id="ephemeral volume not owned",
+    ),
+    pytest.param(
+        Case(EPHEMERAL, [EBS], extra_claims=[EPHEMERAL_CLAIM], limit_source="csinode-with-no-limit"),
+        id="ephemeral volume unbound",
+    ),
+    pytest.param(
+        Case(
+            EPHEMERAL,
+            [EBS],
+            [RUNNING, CSI_EBS_TWO_VOL],
+            extra_claims=[EPHEMERAL_CLAIM],
+            max_vols=2,
+            limit_source="csinode",
+            want=EXCEEDED,
+        ),
+        id="ephemeral doesn't when node volume limit <= pods CSI volume",
+    ),
+    pytest.param(
+        Case(
+            CSI_EBS_ONE_VOL,
+            [EBS],
+            [RUNNING, EPHEMERAL_TWO],
+            extra_claims=[EPHEMERAL_CLAIM_X, EPHEMERAL_CLAIM_Y],
+            max_vols=2,
+            limit_source="csinode",
+            want=EXCEEDED,
+        ),
+        id="ephemeral doesn't when node volume limit <= pods ephemeral CSI volume",
+    ),
+    pytest.param(
+        Case(
+            CSI_EBS_ONE_VOL,
+            [EBS],
+            [RUNNING, EPHEMERAL, CSI_EBS_TWO_VOL],
+            extra_claims=[EPHEMERAL_CLAIM],
+            max_vols=3,
+            limit_source="csinode",
+            want=EXCEEDED,
+        ),
+        id="persistent doesn't when node volume limit <= pods ephemeral CSI volume + persistent volume",
+    ),
+    pytest.param(
+        Case(
+            CSI_EBS_ONE_VOL,
+            [EBS],
+            [RUNNING, EPHEMERAL, CSI_EBS_TWO_VOL],
+            extra_claims=[EPHEMERAL_CLAIM],
+            max_vols=5,
+            limit_source="csinode",
+        ),
+        id="persistent okay when node volume limit > pods ephemeral CSI volume + persistent volume",
+    ),
+    pytest.param(
+        Case(ONLY_CM_SECRET, [EBS], max_vols=2, limit_source="csinode", want_skip=True),
+        id="skip Filter when the pod only uses secrets and configmaps",
+    ),
+    pytest.param(
+        Case(PVC_WITH_CM_SECRET, [EBS], max_vols=2, limit_source="csinode"),
+        id="don't skip Filter when the pod has pvcs",
+    ),
+    pytest.param(
+        Case(
+            EPHEMERAL_WITH_CM_SECRET,
+            [EBS],
+            limit_source="csinode-with-no-limit",
+            want=(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                'looking up PVC test/abc-xyz: persistentvolumeclaim "abc-xyz" not found',
+            ),
+        ),
+        id="don't skip Filter when the pod has ephemeral volumes",
+    ),
+    pytest.param(
+        Case(
+            INLINE_WITH_CM_SECRET,
+            [EBS_IN_TREE, EBS],
+            [IN_TREE_TWO_VOL],
+            max_vols=2,
+            limit_source="csinode",
+            want=EXCEEDED,
+        ),
+        id="don't skip Filter when the pod has inline migratable volumes",
+    ),
     # Not in the Go table: utils.go isCSIMigrationOn returns true for aws-ebs, gce-pd, azure-disk and cinder
     # whenever the node has a CSINode; only Portworx consults the migrated-plugins annotation.
-    pytest.param(Case(IN_TREE_ONE_VOL, [EBS_IN_TREE, EBS], [IN_TREE_TWO_VOL], max_vols=2, limit_source="csinode", want=EXCEEDED, migrated=""), id="in-tree EBS volumes count without the migrated-plugins annotation"),
-    pytest.param(Case(IN_TREE_INLINE, [EBS_IN_TREE, EBS], [IN_TREE_TWO_VOL], max_vols=2, limit_source="csinode", want=EXCEEDED, migrated=""), id="inline EBS volumes count without the migrated-plugins annotation"),
-    pytest.param(Case(PENDING_VOLUME, [EBS_IN_TREE, EBS], [IN_TREE_TWO_VOL], max_vols=2, limit_source="csinode", want=EXCEEDED, migrated=""), id="unbound claims of the in-tree EBS provisioner count without the annotation"),
+    pytest.param(
+        Case(
+            IN_TREE_ONE_VOL,
+            [EBS_IN_TREE, EBS],
+            [IN_TREE_TWO_VOL],
+            max_vols=2,
+            limit_source="csinode",
+            want=EXCEEDED,
+            migrated="",
+        ),
+        id="in-tree EBS volumes count without the migrated-plugins annotation",
+    ),
+    pytest.param(
+        Case(
+            IN_TREE_INLINE,
+            [EBS_IN_TREE, EBS],
+            [IN_TREE_TWO_VOL],
+            max_vols=2,
+            limit_source="csinode",
+            want=EXCEEDED,
+            migrated="",
+        ),
+        id="inline EBS volumes count without the migrated-plugins annotation",
+    ),
+    pytest.param(
+        Case(
+            PENDING_VOLUME,
+            [EBS_IN_TREE, EBS],
+            [IN_TREE_TWO_VOL],
+            max_vols=2,
+            limit_source="csinode",
+            want=EXCEEDED,
+            migrated="",
+        ),
+        id="unbound claims of the in-tree EBS provisioner count without the annotation",
+    ),
 ]
 
 

@@ -17,7 +17,14 @@ from kdiagnose.model.objects import Node, Pod
 from kdiagnose.scheduler.framework import Code, CycleState
 from kdiagnose.scheduler.plugins.podtopologyspread.filtering import PRE_FILTER_STATE_KEY, PreFilterState
 from kdiagnose.scheduler.plugins.podtopologyspread.plugin import PodTopologySpread
-from tests.upstream.builders import PodWrapper, make_label_selector, make_node, make_pod, new_plugin, new_snapshot
+from tests.upstream.builders import (
+    PodWrapper,
+    make_label_selector,
+    make_node,
+    make_pod,
+    new_plugin,
+    new_snapshot,
+)
 
 DNS = "DoNotSchedule"
 SA = "ScheduleAnyway"
@@ -120,7 +127,7 @@ def constraint_fields(s: PreFilterState) -> list[tuple[int, str, int, str, str]]
     ]
 
 
-def C(key: str, skew: int = 1, min_domains: int = 1, na: str = HONOR, nt: str = IGNORE) -> tuple[Any, ...]:  # noqa: N802
+def C(key: str, skew: int = 1, min_domains: int = 1, na: str = HONOR, nt: str = IGNORE) -> tuple[Any, ...]:
     return (skew, key, min_domains, na, nt)
 
 
@@ -128,7 +135,9 @@ def C(key: str, skew: int = 1, min_domains: int = 1, na: str = HONOR, nt: str = 
 
 PRE_FILTER_STATE_CASES = [
     pytest.param(
-        incoming(foo="").spread_constraint(5, "zone", DNS, make_label_selector().label("foo", "bar").obj()).obj(),
+        incoming(foo="")
+        .spread_constraint(5, "zone", DNS, make_label_selector().label("foo", "bar").obj())
+        .obj(),
         four_nodes(),
         [],
         None,
@@ -244,7 +253,10 @@ PRE_FILTER_STATE_CASES = [
         id="soft spreadConstraints should be bypassed",
     ),
     pytest.param(
-        incoming("foo", "bar").spread_constraint(1, "zone", DNS, FOO).spread_constraint(1, "node", DNS, BAR).obj(),
+        incoming("foo", "bar")
+        .spread_constraint(1, "zone", DNS, FOO)
+        .spread_constraint(1, "node", DNS, BAR)
+        .obj(),
         [zn("node-a", "zone1"), zn("node-b", "zone1"), zn("node-y", "zone2")],
         [ep("p-a", "node-a", "foo"), ep("p-b", "node-b", "bar")],
         None,
@@ -257,7 +269,10 @@ PRE_FILTER_STATE_CASES = [
         id="different labelSelectors - simple version",
     ),
     pytest.param(
-        incoming("foo", "bar").spread_constraint(1, "zone", DNS, FOO).spread_constraint(1, "node", DNS, BAR).obj(),
+        incoming("foo", "bar")
+        .spread_constraint(1, "zone", DNS, FOO)
+        .spread_constraint(1, "node", DNS, BAR)
+        .obj(),
         [zn("node-a", "zone1"), zn("node-b", "zone1"), zn("node-y", "zone2")],
         [
             ep("p-a1", "node-a", "foo"),
@@ -311,7 +326,11 @@ PRE_FILTER_STATE_CASES = [
             {"maxSkew": 2, "topologyKey": "node", "whenUnsatisfiable": SA},
             {"maxSkew": 5, "topologyKey": "rack", "whenUnsatisfiable": DNS},
         ],
-        {"Service": [{"metadata": {"name": "s", "namespace": "default"}, "spec": {"selector": {"foo": "bar"}}}]},
+        {
+            "Service": [
+                {"metadata": {"name": "s", "namespace": "default"}, "spec": {"selector": {"foo": "bar"}}}
+            ]
+        },
         ([C("node", 3), C("rack", 5)], [[NEW, NEW], [NEW, NEW]], [{}, {}]),
         id="default constraints and a service",
     ),
@@ -320,7 +339,11 @@ PRE_FILTER_STATE_CASES = [
         [],
         [],
         [{"maxSkew": 3, "topologyKey": "node", "whenUnsatisfiable": DNS}],
-        {"Service": [{"metadata": {"name": "s", "namespace": "default"}, "spec": {"selector": {"baz": "kep"}}}]},
+        {
+            "Service": [
+                {"metadata": {"name": "s", "namespace": "default"}, "spec": {"selector": {"baz": "kep"}}}
+            ]
+        },
         "skip",
         id="default constraints and a service that doesn't match",
     ),
@@ -332,7 +355,11 @@ PRE_FILTER_STATE_CASES = [
         [],
         [],
         [{"maxSkew": 2, "topologyKey": "node", "whenUnsatisfiable": DNS}],
-        {"Service": [{"metadata": {"name": "s", "namespace": "default"}, "spec": {"selector": {"foo": "bar"}}}]},
+        {
+            "Service": [
+                {"metadata": {"name": "s", "namespace": "default"}, "spec": {"selector": {"foo": "bar"}}}
+            ]
+        },
         ([C("zone")], [[NEW, NEW]], [{}]),
         id="default constraints and a service, but pod has constraints",
     ),
@@ -341,7 +368,11 @@ PRE_FILTER_STATE_CASES = [
         [],
         [],
         [{"maxSkew": 2, "topologyKey": "node", "whenUnsatisfiable": SA}],
-        {"Service": [{"metadata": {"name": "s", "namespace": "default"}, "spec": {"selector": {"foo": "bar"}}}]},
+        {
+            "Service": [
+                {"metadata": {"name": "s", "namespace": "default"}, "spec": {"selector": {"foo": "bar"}}}
+            ]
+        },
         "skip",
         id="default soft constraints and a service",
     ),
@@ -413,7 +444,10 @@ PRE_FILTER_STATE_CASES = [
         id="NodeAffinityPolicy honored with nodeAffinity",
     ),
     pytest.param(
-        incoming("foo").node_affinity_in("foo", [""]).spread_constraint(1, "node", DNS, BAR, None, IGNORE).obj(),
+        incoming("foo")
+        .node_affinity_in("foo", [""])
+        .spread_constraint(1, "node", DNS, BAR, None, IGNORE)
+        .obj(),
         [nn("node-a", foo=""), nn("node-b", foo=""), nn("node-c", bar="")],
         [
             ep("p-a", "node-a", "bar"),
@@ -522,7 +556,12 @@ PRE_FILTER_STATE_CASES = [
         .spread_constraint(1, "zone", DNS, FOO)
         .spread_constraint(1, "node", DNS, FOO)
         .obj(),
-        [zn("node-a", "zone1"), taint_zn("node-b", "zone1", foo=""), zn("node-x", "zone2", foo=""), zn("node-y", "zone2")],
+        [
+            zn("node-a", "zone1"),
+            taint_zn("node-b", "zone1", foo=""),
+            zn("node-x", "zone2", foo=""),
+            zn("node-y", "zone2"),
+        ],
         [
             ep("p-a1", "node-a", "foo"),
             ep("p-a2", "node-a", "foo"),
@@ -629,7 +668,10 @@ PRE_FILTER_STATE_CASES = [
         id="key in matchLabelKeys is ignored when it isn't exist in pod.labels",
     ),
     pytest.param(
-        incoming("foo", "bar").spread_constraint(1, "zone", DNS, FOO).spread_constraint(1, "zone", DNS, BAR).obj(),
+        incoming("foo", "bar")
+        .spread_constraint(1, "zone", DNS, FOO)
+        .spread_constraint(1, "zone", DNS, BAR)
+        .obj(),
         four_nodes(),
         [
             ep("p-a1", "node-a", "foo", "bar"),
@@ -802,7 +844,10 @@ ADD_POD_CASES = [
         id="node a impacts topologyKeyToMinPodsMap on node, node x impacts topologyKeyToMinPodsMap on zone",
     ),
     pytest.param(
-        incoming("foo", "bar").spread_constraint(1, "zone", DNS, FOO).spread_constraint(1, "node", DNS, BAR).obj(),
+        incoming("foo", "bar")
+        .spread_constraint(1, "zone", DNS, FOO)
+        .spread_constraint(1, "node", DNS, BAR)
+        .obj(),
         ep("p-a1", "node-a", "foo"),
         [ep("p-b1", "node-b", "foo", "bar"), ep("p-x1", "node-x", "foo", "bar"), ep("p-x2", "node-x", "bar")],
         "node-a",
@@ -815,7 +860,10 @@ ADD_POD_CASES = [
         id="Constraints hold different labelSelectors, node a impacts topologyKeyToMinPodsMap on zone",
     ),
     pytest.param(
-        incoming("foo", "bar").spread_constraint(1, "zone", DNS, FOO).spread_constraint(1, "node", DNS, BAR).obj(),
+        incoming("foo", "bar")
+        .spread_constraint(1, "zone", DNS, FOO)
+        .spread_constraint(1, "node", DNS, BAR)
+        .obj(),
         ep("p-a1", "node-a", "foo", "bar"),
         [ep("p-b1", "node-b", "bar"), ep("p-x1", "node-x", "foo", "bar"), ep("p-x2", "node-x", "bar")],
         "node-a",
@@ -877,7 +925,6 @@ def test_pre_filter_state_add_pod(
     assert constraint_fields(s) == want_constraints
     assert s.counts == want_counts
     assert sorted_paths(s) == norm_paths(want_paths)
-
 
 
 REMOVE_POD_CASES = [
@@ -1107,7 +1154,10 @@ SINGLE_CONSTRAINT_CASES = [
         id="pods spread across nodes as 2/1/0/3, but pod doesn't match itself",
     ),
     pytest.param(
-        incoming("foo").node_affinity_in("node", ["node-a", "node-y"]).spread_constraint(1, "node", DNS, FOO).obj(),
+        incoming("foo")
+        .node_affinity_in("node", ["node-a", "node-y"])
+        .spread_constraint(1, "node", DNS, FOO)
+        .obj(),
         four_nodes(),
         SPREAD_2_1_0_3,
         {"node-a": OK, "node-b": OK, "node-x": OK, "node-y": U},
@@ -1116,7 +1166,10 @@ SINGLE_CONSTRAINT_CASES = [
     pytest.param(
         incoming("foo").spread_constraint(1, "node", DNS, FOO).obj(),
         [nn("node-a"), nn("node-b")],
-        [make_pod().name("p-a").node("node-a").label("foo", "").terminating().obj(), ep("p-b", "node-b", "foo")],
+        [
+            make_pod().name("p-a").node("node-a").label("foo", "").terminating().obj(),
+            ep("p-b", "node-b", "foo"),
+        ],
         {"node-a": OK, "node-b": U},
         id="terminating Pods should be excluded",
     ),
@@ -1193,7 +1246,10 @@ SINGLE_CONSTRAINT_CASES = [
         id="NodeAffinityPolicy honored with nodeAffinity",
     ),
     pytest.param(
-        incoming("foo").node_affinity_in("foo", [""]).spread_constraint(1, "node", DNS, FOO, None, IGNORE).obj(),
+        incoming("foo")
+        .node_affinity_in("foo", [""])
+        .spread_constraint(1, "node", DNS, FOO, None, IGNORE)
+        .obj(),
         [nn("node-a", foo=""), nn("node-b", foo=""), nn("node-x", foo=""), nn("node-y")],
         three_pods_foo(("node-a", "node-b", "node-y")),
         {"node-a": U, "node-b": U, "node-x": OK, "node-y": U},
@@ -1233,21 +1289,30 @@ MULTIPLE_CONSTRAINTS_CASES = [
         id="two Constraints on zone and node, spreads = [3/4, 2/1/0/4]",
     ),
     pytest.param(
-        incoming("foo", "bar").spread_constraint(1, "zone", DNS, FOO).spread_constraint(1, "node", DNS, BAR).obj(),
+        incoming("foo", "bar")
+        .spread_constraint(1, "zone", DNS, FOO)
+        .spread_constraint(1, "node", DNS, BAR)
+        .obj(),
         four_nodes(),
         [ep("p-a1", "node-a", "foo"), ep("p-y1", "node-y", "bar")],
         {"node-a": U, "node-b": U, "node-x": OK, "node-y": U},
         id="Constraints hold different labelSelectors, spreads = [1/0, 1/0/0/1]",
     ),
     pytest.param(
-        incoming("foo", "bar").spread_constraint(1, "zone", DNS, FOO).spread_constraint(1, "node", DNS, BAR).obj(),
+        incoming("foo", "bar")
+        .spread_constraint(1, "zone", DNS, FOO)
+        .spread_constraint(1, "node", DNS, BAR)
+        .obj(),
         four_nodes(),
         [ep("p-a1", "node-a", "foo"), ep("p-x1", "node-x", "bar"), ep("p-y1", "node-y", "bar")],
         {"node-a": U, "node-b": U, "node-x": U, "node-y": U},
         id="Constraints hold different labelSelectors, spreads = [1/0, 0/0/1/1]",
     ),
     pytest.param(
-        incoming("foo", "bar").spread_constraint(1, "zone", DNS, FOO).spread_constraint(1, "node", DNS, BAR).obj(),
+        incoming("foo", "bar")
+        .spread_constraint(1, "zone", DNS, FOO)
+        .spread_constraint(1, "node", DNS, BAR)
+        .obj(),
         four_nodes(),
         [
             ep("p-a1", "node-a", "foo"),
@@ -1284,7 +1349,12 @@ MULTIPLE_CONSTRAINTS_CASES = [
         .spread_constraint(1, "zone", DNS, FOO)
         .spread_constraint(1, "node", DNS, FOO, None, IGNORE)
         .obj(),
-        [zn("node-a", "zone1", foo=""), zn("node-b", "zone1", foo=""), zn("node-x", "zone2", foo=""), zn("node-y", "zone2")],
+        [
+            zn("node-a", "zone1", foo=""),
+            zn("node-b", "zone1", foo=""),
+            zn("node-x", "zone2", foo=""),
+            zn("node-y", "zone2"),
+        ],
         [ep("p-a1", "node-a", "foo"), ep("p-b1", "node-b", "foo"), ep("p-y1", "node-y", "foo")],
         {"node-a": U, "node-b": U, "node-x": OK, "node-y": U},
         id="two node inclusion Constraints, zone: honor/ignore, node: ignore/ignore",
@@ -1337,7 +1407,10 @@ MULTIPLE_CONSTRAINTS_CASES = [
         id="two node inclusion Constraints, zone: honor/honor, node: ignore/ignore",
     ),
     pytest.param(
-        incoming("foo", "bar").spread_constraint(1, "zone", DNS, BAR).spread_constraint(1, "zone", DNS, FOO).obj(),
+        incoming("foo", "bar")
+        .spread_constraint(1, "zone", DNS, BAR)
+        .spread_constraint(1, "zone", DNS, FOO)
+        .obj(),
         four_nodes(),
         [
             ep("p-a1", "node-a", "foo", "bar"),
@@ -1351,7 +1424,10 @@ MULTIPLE_CONSTRAINTS_CASES = [
         id="two Constraints on zone, spreads = [3/3, 2/1]",
     ),
     pytest.param(
-        incoming("foo", "bar").spread_constraint(1, "zone", DNS, BAR).spread_constraint(1, "zone", DNS, FOO).obj(),
+        incoming("foo", "bar")
+        .spread_constraint(1, "zone", DNS, BAR)
+        .spread_constraint(1, "zone", DNS, FOO)
+        .obj(),
         four_nodes(),
         [
             ep("p-a1", "node-a", "foo", "bar"),
@@ -1370,6 +1446,7 @@ MULTIPLE_CONSTRAINTS_CASES = [
 
 def _filter_codes(pod: Pod, nodes: list[Node], existing: list[Pod]) -> dict[str, Code]:
     pl = new_plugin(PodTopologySpread, new_snapshot(existing, nodes), LIST_ARGS)
+    assert isinstance(pl, PodTopologySpread)
     state, code = prefilter(pl, pod)
     assert code == Code.SUCCESS
     return {ni.name: pl.filter(state, pod, ni).code for ni in pl.snapshot.node_infos}
@@ -1381,7 +1458,9 @@ def test_single_constraint(pod: Pod, nodes: list[Node], existing: list[Pod], wan
 
 
 @pytest.mark.parametrize(("pod", "nodes", "existing", "want"), MULTIPLE_CONSTRAINTS_CASES)
-def test_multiple_constraints(pod: Pod, nodes: list[Node], existing: list[Pod], want: dict[str, Code]) -> None:
+def test_multiple_constraints(
+    pod: Pod, nodes: list[Node], existing: list[Pod], want: dict[str, Code]
+) -> None:
     assert _filter_codes(pod, nodes, existing) == want
 
 

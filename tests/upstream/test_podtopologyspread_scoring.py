@@ -15,7 +15,14 @@ from kdiagnose.model.objects import Node, Pod
 from kdiagnose.scheduler.framework import Code, CycleState
 from kdiagnose.scheduler.plugins.podtopologyspread.plugin import PodTopologySpread
 from kdiagnose.scheduler.plugins.podtopologyspread.scoring import PRE_SCORE_STATE_KEY, PreScoreState
-from tests.upstream.builders import PodWrapper, make_label_selector, make_node, make_pod, new_plugin, new_snapshot
+from tests.upstream.builders import (
+    PodWrapper,
+    make_label_selector,
+    make_node,
+    make_pod,
+    new_plugin,
+    new_snapshot,
+)
 
 SA = "ScheduleAnyway"
 DNS = "DoNotSchedule"
@@ -86,7 +93,7 @@ def rs(name: str, selector: dict[str, Any]) -> dict[str, Any]:
     return {"metadata": {"name": name, "namespace": "default"}, "spec": {"selector": selector}}
 
 
-def C(key: str, skew: int = 1, na: str = HONOR, nt: str = IGNORE) -> tuple[Any, ...]:  # noqa: N802
+def C(key: str, skew: int = 1, na: str = HONOR, nt: str = IGNORE) -> tuple[Any, ...]:
     return (skew, key, 1, na, nt)
 
 
@@ -218,7 +225,10 @@ EMPTY_NODES_CASES = [
         id="NodeAffinityPolicy honored with nodeAffinity",
     ),
     pytest.param(
-        incoming("foo").node_affinity_in("foo", [""]).spread_constraint(1, "zone", SA, BAR, None, IGNORE).obj(),
+        incoming("foo")
+        .node_affinity_in("foo", [""])
+        .spread_constraint(1, "zone", SA, BAR, None, IGNORE)
+        .obj(),
         [hn("node-a", "zone1", foo=""), hn("node-b", "zone1", foo=""), hn("node-x", "zone2")],
         None,
         LIST,
@@ -394,7 +404,10 @@ SCORE_CASES = [
         id="two Constraints on zone and node, 2 out of 4 nodes are candidates",
     ),
     pytest.param(
-        incoming("foo", "bar").spread_constraint(1, "zone", SA, FOO).spread_constraint(1, "zone", SA, BAR).obj(),
+        incoming("foo", "bar")
+        .spread_constraint(1, "zone", SA, FOO)
+        .spread_constraint(1, "zone", SA, BAR)
+        .obj(),
         [
             ep("p-a1", "node-a", "foo", "bar"),
             ep("p-a2", "node-a", "foo"),
@@ -410,7 +423,10 @@ SCORE_CASES = [
         id="two Constraints on zone, 2 out of 4 nodes are candidates",
     ),
     pytest.param(
-        incoming("foo", "bar").spread_constraint(1, "zone", SA, FOO).spread_constraint(1, HOST, SA, BAR).obj(),
+        incoming("foo", "bar")
+        .spread_constraint(1, "zone", SA, FOO)
+        .spread_constraint(1, HOST, SA, BAR)
+        .obj(),
         [
             ep("p-a1", "node-a", "foo"),
             ep("p-b1", "node-b", "foo", "bar"),
@@ -424,7 +440,10 @@ SCORE_CASES = [
         id="two Constraints on zone and node, with different labelSelectors",
     ),
     pytest.param(
-        incoming("foo", "bar").spread_constraint(1, "zone", SA, FOO).spread_constraint(1, HOST, SA, BAR).obj(),
+        incoming("foo", "bar")
+        .spread_constraint(1, "zone", SA, FOO)
+        .spread_constraint(1, HOST, SA, BAR)
+        .obj(),
         [ep("p-b1", "node-b", "bar"), ep("p-x1", "node-x", "foo"), ep("p-y1", "node-y", "foo", "bar")],
         [hn("node-a", "zone1"), hn("node-b", "zone1"), hn("node-x", "zone2"), hn("node-y", "zone2")],
         [],
@@ -433,7 +452,10 @@ SCORE_CASES = [
         id="two Constraints on zone and node, with different labelSelectors, some nodes have 0 pods",
     ),
     pytest.param(
-        incoming("foo", "bar").spread_constraint(1, "zone", SA, FOO).spread_constraint(1, HOST, SA, BAR).obj(),
+        incoming("foo", "bar")
+        .spread_constraint(1, "zone", SA, FOO)
+        .spread_constraint(1, HOST, SA, BAR)
+        .obj(),
         [
             ep("p-a1", "node-a", "foo"),
             ep("p-b1", "node-b", "foo", "bar"),
@@ -462,7 +484,10 @@ SCORE_CASES = [
     ),
     pytest.param(
         incoming("foo").spread_constraint(1, HOST, SA, FOO).obj(),
-        [make_pod().name("p-a").node("node-a").label("foo", "").terminating().obj(), ep("p-b", "node-b", "foo")],
+        [
+            make_pod().name("p-a").node("node-a").label("foo", "").terminating().obj(),
+            ep("p-b", "node-b", "foo"),
+        ],
         hosts("node-a", "node-b"),
         [],
         None,
@@ -506,7 +531,10 @@ SCORE_CASES = [
         id="NodeAffinityPolicy honoed with nodeAffinity",
     ),
     pytest.param(
-        incoming("foo").node_affinity_in("foo", [""]).spread_constraint(1, "node", SA, FOO, None, IGNORE).obj(),
+        incoming("foo")
+        .node_affinity_in("foo", [""])
+        .spread_constraint(1, "node", SA, FOO, None, IGNORE)
+        .obj(),
         foo_pods("a2 b1 c1"),
         [kn("node-a", foo=""), kn("node-b", foo=""), kn("node-c")],
         [],
@@ -579,7 +607,9 @@ def test_pod_topology_spread_score(
     objs: dict[str, list[dict[str, Any]]] | None,
     want: dict[str, int],
 ) -> None:
-    pl = new_plugin(PodTopologySpread, new_snapshot(existing, [*nodes, *failed], objs), {"defaultingType": "System"})
+    pl = new_plugin(
+        PodTopologySpread, new_snapshot(existing, [*nodes, *failed], objs), {"defaultingType": "System"}
+    )
     state = CycleState()
     candidates = [pl.snapshot.node_info_by_name[n.name] for n in nodes]
     assert pl.pre_score(state, pod, candidates).code == Code.SUCCESS

@@ -54,88 +54,251 @@ def _pod(name: str, nominated: str = "") -> Pod:
 INJ = "injecting failure for pod {}"
 
 CASES = [
-    pytest.param({"filter": [("FalseFilter", Inject(filter=U, filter_reason=ERR_REASON_FAKE))]},
-                 ["node1", "node2"], "2", None, f"0/2 nodes are available: 2 {ERR_REASON_FAKE}.", id="test 1"),
-    pytest.param({"filter": [("TrueFilter", Inject())], "score": [("EqualPrioritizerPlugin", Inject(), 1)]},
-                 ["node1", "node2"], "ignore", {"node1", "node2"}, None, id="test 2"),
-    pytest.param({"filter": [("MatchFilter", _fails(ERR_REASON_FAKE, node1=U))]},
-                 ["node1", "node2"], "node2", {"node2"}, None, id="test 3 (fits on the node named like the pod)"),
-    pytest.param({"filter": [("TrueFilter", Inject()), ("FalseFilter", Inject(filter=U, filter_reason=ERR_REASON_FAKE))],
-                  "score": [("NumericMap", Inject(score={"3": 3, "2": 2, "1": 1}), 1)]},
-                 ["3", "2", "1"], "2", None, f"0/3 nodes are available: 3 {ERR_REASON_FAKE}.", id="test 7"),
-    pytest.param({"filter": [("NoPodsFilter", _fails(ERR_REASON_FAKE, **{"2": U})),
-                             ("MatchFilter", _fails(ERR_REASON_FAKE, **{"1": U}))]},
-                 ["1", "2"], "2", None, f"0/2 nodes are available: 2 {ERR_REASON_FAKE}.", id="test 8"),
-    pytest.param({"filter": [("TrueFilter", Inject())],
-                  "score": [("NumericMap", Inject(score={"3": 3, "2": 2, "1": 1}), 1)]},
-                 ["3", "2", "1"], "ignore", {"3"}, None, id="test 4 (highest score wins)"),
-    pytest.param({"filter": [("TrueFilter", Inject())],
-                  "score": [("NumericMap", Inject(score={"3": 3, "2": 2, "1": 1}), 1),
-                            ("ReverseNumericMap", Inject(score={"3": 3, "2": 2, "1": 1}, normalize="reverse"), 2)]},
-                 ["3", "2", "1"], "2", {"1"}, None, id="test 6 (weights: reverse map with weight 2 wins)"),
-    pytest.param({"filter": [("FakeFilter", _fails(INJ.format("test-filter"), **{"3": U}))]},
-                 ["3"], "test-filter", None, "0/1 nodes are available: 1 injecting failure for pod test-filter.",
-                 id="test with filter plugin returning Unschedulable status"),
-    pytest.param({"filter": [("FakeFilter", _fails(INJ.format("test-filter"), **{"3": UU}))]},
-                 ["3"], "test-filter", None, "0/1 nodes are available: 1 injecting failure for pod test-filter.",
-                 id="test with filter plugin returning UnschedulableAndUnresolvable status"),
-    pytest.param({"filter": [("FakeFilter", _fails(INJ.format("test-filter"), **{"1": U}))]},
-                 ["1", "2"], "test-filter", {"2"}, None, id="test with partial failed filter plugin"),
-    pytest.param({"pre_filter": [("FakePreFilter", Inject(pre_filter=UU))]},
-                 ["1", "2"], "test-prefilter", None, "0/2 nodes are available: injected status.",
-                 id="test prefilter plugin returning Unschedulable status"),
-    pytest.param({"pre_filter": [("FakePreFilter", Inject(pre_filter=ERR))]},
-                 ["1", "2"], "test-prefilter", None, 'running PreFilter plugin "FakePreFilter": injected status',
-                 id="test prefilter plugin returning error status"),
-    pytest.param({"pre_filter": [("FakePreFilter1", Inject()),
-                                 ("FakePreFilter2", Inject(pre_filter_result=frozenset({"node2"}))),
-                                 ("FakePreFilter3", Inject(pre_filter_result=frozenset({"node1", "node2"})))]},
-                 ["node1", "node2", "node3"], "test-prefilter", {"node2"}, None,
-                 id="test prefilter plugin returning node"),
-    pytest.param({"pre_filter": [("FakePreFilter1", Inject()),
-                                 ("FakePreFilter2", Inject(pre_filter_result=frozenset({"node2"}))),
-                                 ("FakePreFilter3", Inject(pre_filter_result=frozenset({"node1"})))]},
-                 ["node1", "node2", "node3"], "test-prefilter", None,
-                 "0/3 nodes are available: node(s) didn't satisfy plugin(s) [FakePreFilter2 FakePreFilter3] simultaneously.",
-                 id="test prefilter plugin returning non-intersecting nodes"),
-    pytest.param({"pre_filter": [("Zeta", Inject(pre_filter_result=frozenset({"node2"}))),
-                                 ("Alpha", Inject(pre_filter_result=frozenset({"node1"})))]},
-                 ["node1", "node2"], "p", None,
-                 "0/2 nodes are available: node(s) didn't satisfy plugin(s) [Alpha Zeta] simultaneously.",
-                 id="non-intersecting nodes name the plugins sorted (sets.List), not in run order"),
-    pytest.param({"pre_filter": [("FakePreFilter1", Inject()),
-                                 ("FakePreFilter2", Inject(pre_filter_result=frozenset()))]},
-                 ["node1"], "test-prefilter", None,
-                 "0/1 nodes are available: node(s) didn't satisfy plugin FakePreFilter2.",
-                 id="test prefilter plugin returning empty node set"),
-    pytest.param({"pre_filter": [("FakePreFilter", Inject(pre_filter_result=frozenset({"node2"})))],
-                  "filter": [("FakeFilter", _fails(INJ.format("test-prefilter"), node2=U))]},
-                 ["node1", "node2"], "test-prefilter", None,
-                 "0/2 nodes are available: 1 injecting failure for pod test-prefilter, "
-                 "1 node(s) didn't satisfy plugin(s) [FakePreFilter].",
-                 id="test some nodes are filtered out by prefilter plugin and other are filtered out by filter plugin"),
-    pytest.param({"pre_filter": [("FakePreFilter1", Inject()), ("FakeFilter2", Inject(pre_filter=SKIP))],
-                  "filter": [("FakeFilter1", _fails(ERR_REASON_FAKE, node1=U)),
-                             ("FakeFilter2", Inject(filter=ERR))],
-                  "score": [("EqualPrioritizerPlugin", Inject(), 1)]},
-                 ["node1", "node2", "node3"], "test-prefilter", {"node2", "node3"}, None,
-                 id="test prefilter plugin returning skip"),
-    pytest.param({"filter": [("TrueFilter", Inject())]},
-                 ["node1", "node2", "node3"], "pod1", {"node1", "node2", "node3"}, None,
-                 id="test without score plugin no extra nodes are evaluated"),
-    pytest.param({"pre_filter": [("FakePreFilter", Inject(pre_filter_result=frozenset({"node1", "node2"})))]},
-                 ["node1", "node2", "node3"], "test-prefilter", {"node1", "node2"}, None,
-                 id="test no score plugin, prefilter plugin returning 2 nodes"),
-    pytest.param({"pre_filter": [("FakePreFilter", Inject(pre_filter_result=frozenset({"invalid-node"})))],
-                  "filter": [("TrueFilter", Inject())]},
-                 ["1", "2"], "test-prefilter", None,
-                 "0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [FakePreFilter].",
-                 id="test prefilter plugin returned an invalid node"),
-    pytest.param({"filter": [("TrueFilter", Inject()), ("MatchFilter", _fails(ERR_REASON_FAKE, **{"3": U, "2": U, "1": U}))]},
-                 ["3", "2", "1"], "", None, f"0/3 nodes are available: 3 {ERR_REASON_FAKE}.",
-                 id="TestFindFitAllError"),
-    pytest.param({"filter": [("TrueFilter", Inject()), ("MatchFilter", _fails(ERR_REASON_FAKE, **{"3": U, "2": U}))]},
-                 ["3", "2", "1"], "1", {"1"}, None, id="TestFindFitSomeError"),
+    pytest.param(
+        {"filter": [("FalseFilter", Inject(filter=U, filter_reason=ERR_REASON_FAKE))]},
+        ["node1", "node2"],
+        "2",
+        None,
+        f"0/2 nodes are available: 2 {ERR_REASON_FAKE}.",
+        id="test 1",
+    ),
+    pytest.param(
+        {"filter": [("TrueFilter", Inject())], "score": [("EqualPrioritizerPlugin", Inject(), 1)]},
+        ["node1", "node2"],
+        "ignore",
+        {"node1", "node2"},
+        None,
+        id="test 2",
+    ),
+    pytest.param(
+        {"filter": [("MatchFilter", _fails(ERR_REASON_FAKE, node1=U))]},
+        ["node1", "node2"],
+        "node2",
+        {"node2"},
+        None,
+        id="test 3 (fits on the node named like the pod)",
+    ),
+    pytest.param(
+        {
+            "filter": [
+                ("TrueFilter", Inject()),
+                ("FalseFilter", Inject(filter=U, filter_reason=ERR_REASON_FAKE)),
+            ],
+            "score": [("NumericMap", Inject(score={"3": 3, "2": 2, "1": 1}), 1)],
+        },
+        ["3", "2", "1"],
+        "2",
+        None,
+        f"0/3 nodes are available: 3 {ERR_REASON_FAKE}.",
+        id="test 7",
+    ),
+    pytest.param(
+        {
+            "filter": [
+                ("NoPodsFilter", _fails(ERR_REASON_FAKE, **{"2": U})),
+                ("MatchFilter", _fails(ERR_REASON_FAKE, **{"1": U})),
+            ]
+        },
+        ["1", "2"],
+        "2",
+        None,
+        f"0/2 nodes are available: 2 {ERR_REASON_FAKE}.",
+        id="test 8",
+    ),
+    pytest.param(
+        {
+            "filter": [("TrueFilter", Inject())],
+            "score": [("NumericMap", Inject(score={"3": 3, "2": 2, "1": 1}), 1)],
+        },
+        ["3", "2", "1"],
+        "ignore",
+        {"3"},
+        None,
+        id="test 4 (highest score wins)",
+    ),
+    pytest.param(
+        {
+            "filter": [("TrueFilter", Inject())],
+            "score": [
+                ("NumericMap", Inject(score={"3": 3, "2": 2, "1": 1}), 1),
+                ("ReverseNumericMap", Inject(score={"3": 3, "2": 2, "1": 1}, normalize="reverse"), 2),
+            ],
+        },
+        ["3", "2", "1"],
+        "2",
+        {"1"},
+        None,
+        id="test 6 (weights: reverse map with weight 2 wins)",
+    ),
+    pytest.param(
+        {"filter": [("FakeFilter", _fails(INJ.format("test-filter"), **{"3": U}))]},
+        ["3"],
+        "test-filter",
+        None,
+        "0/1 nodes are available: 1 injecting failure for pod test-filter.",
+        id="test with filter plugin returning Unschedulable status",
+    ),
+    pytest.param(
+        {"filter": [("FakeFilter", _fails(INJ.format("test-filter"), **{"3": UU}))]},
+        ["3"],
+        "test-filter",
+        None,
+        "0/1 nodes are available: 1 injecting failure for pod test-filter.",
+        id="test with filter plugin returning UnschedulableAndUnresolvable status",
+    ),
+    pytest.param(
+        {"filter": [("FakeFilter", _fails(INJ.format("test-filter"), **{"1": U}))]},
+        ["1", "2"],
+        "test-filter",
+        {"2"},
+        None,
+        id="test with partial failed filter plugin",
+    ),
+    pytest.param(
+        {"pre_filter": [("FakePreFilter", Inject(pre_filter=UU))]},
+        ["1", "2"],
+        "test-prefilter",
+        None,
+        "0/2 nodes are available: injected status.",
+        id="test prefilter plugin returning Unschedulable status",
+    ),
+    pytest.param(
+        {"pre_filter": [("FakePreFilter", Inject(pre_filter=ERR))]},
+        ["1", "2"],
+        "test-prefilter",
+        None,
+        'running PreFilter plugin "FakePreFilter": injected status',
+        id="test prefilter plugin returning error status",
+    ),
+    pytest.param(
+        {
+            "pre_filter": [
+                ("FakePreFilter1", Inject()),
+                ("FakePreFilter2", Inject(pre_filter_result=frozenset({"node2"}))),
+                ("FakePreFilter3", Inject(pre_filter_result=frozenset({"node1", "node2"}))),
+            ]
+        },
+        ["node1", "node2", "node3"],
+        "test-prefilter",
+        {"node2"},
+        None,
+        id="test prefilter plugin returning node",
+    ),
+    pytest.param(
+        {
+            "pre_filter": [
+                ("FakePreFilter1", Inject()),
+                ("FakePreFilter2", Inject(pre_filter_result=frozenset({"node2"}))),
+                ("FakePreFilter3", Inject(pre_filter_result=frozenset({"node1"}))),
+            ]
+        },
+        ["node1", "node2", "node3"],
+        "test-prefilter",
+        None,
+        "0/3 nodes are available: node(s) didn't satisfy plugin(s) [FakePreFilter2 FakePreFilter3] simultaneously.",
+        id="test prefilter plugin returning non-intersecting nodes",
+    ),
+    pytest.param(
+        {
+            "pre_filter": [
+                ("Zeta", Inject(pre_filter_result=frozenset({"node2"}))),
+                ("Alpha", Inject(pre_filter_result=frozenset({"node1"}))),
+            ]
+        },
+        ["node1", "node2"],
+        "p",
+        None,
+        "0/2 nodes are available: node(s) didn't satisfy plugin(s) [Alpha Zeta] simultaneously.",
+        id="non-intersecting nodes name the plugins sorted (sets.List), not in run order",
+    ),
+    pytest.param(
+        {
+            "pre_filter": [
+                ("FakePreFilter1", Inject()),
+                ("FakePreFilter2", Inject(pre_filter_result=frozenset())),
+            ]
+        },
+        ["node1"],
+        "test-prefilter",
+        None,
+        "0/1 nodes are available: node(s) didn't satisfy plugin FakePreFilter2.",
+        id="test prefilter plugin returning empty node set",
+    ),
+    pytest.param(
+        {
+            "pre_filter": [("FakePreFilter", Inject(pre_filter_result=frozenset({"node2"})))],
+            "filter": [("FakeFilter", _fails(INJ.format("test-prefilter"), node2=U))],
+        },
+        ["node1", "node2"],
+        "test-prefilter",
+        None,
+        "0/2 nodes are available: 1 injecting failure for pod test-prefilter, "
+        "1 node(s) didn't satisfy plugin(s) [FakePreFilter].",
+        id="test some nodes are filtered out by prefilter plugin and other are filtered out by filter plugin",
+    ),
+    pytest.param(
+        {
+            "pre_filter": [("FakePreFilter1", Inject()), ("FakeFilter2", Inject(pre_filter=SKIP))],
+            "filter": [
+                ("FakeFilter1", _fails(ERR_REASON_FAKE, node1=U)),
+                ("FakeFilter2", Inject(filter=ERR)),
+            ],
+            "score": [("EqualPrioritizerPlugin", Inject(), 1)],
+        },
+        ["node1", "node2", "node3"],
+        "test-prefilter",
+        {"node2", "node3"},
+        None,
+        id="test prefilter plugin returning skip",
+    ),
+    pytest.param(
+        {"filter": [("TrueFilter", Inject())]},
+        ["node1", "node2", "node3"],
+        "pod1",
+        {"node1", "node2", "node3"},
+        None,
+        id="test without score plugin no extra nodes are evaluated",
+    ),
+    pytest.param(
+        {"pre_filter": [("FakePreFilter", Inject(pre_filter_result=frozenset({"node1", "node2"})))]},
+        ["node1", "node2", "node3"],
+        "test-prefilter",
+        {"node1", "node2"},
+        None,
+        id="test no score plugin, prefilter plugin returning 2 nodes",
+    ),
+    pytest.param(
+        {
+            "pre_filter": [("FakePreFilter", Inject(pre_filter_result=frozenset({"invalid-node"})))],
+            "filter": [("TrueFilter", Inject())],
+        },
+        ["1", "2"],
+        "test-prefilter",
+        None,
+        "0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [FakePreFilter].",
+        id="test prefilter plugin returned an invalid node",
+    ),
+    pytest.param(
+        {
+            "filter": [
+                ("TrueFilter", Inject()),
+                ("MatchFilter", _fails(ERR_REASON_FAKE, **{"3": U, "2": U, "1": U})),
+            ]
+        },
+        ["3", "2", "1"],
+        "",
+        None,
+        f"0/3 nodes are available: 3 {ERR_REASON_FAKE}.",
+        id="TestFindFitAllError",
+    ),
+    pytest.param(
+        {"filter": [("TrueFilter", Inject()), ("MatchFilter", _fails(ERR_REASON_FAKE, **{"3": U, "2": U}))]},
+        ["3", "2", "1"],
+        "1",
+        {"1"},
+        None,
+        id="TestFindFitSomeError",
+    ),
 ]
 
 
@@ -154,8 +317,10 @@ def test_scheduler_schedule_pod(
 
 def test_absent_nodes_are_not_counted_before_v1_32() -> None:
     # v1.31 FitError.Error() ranges over NodeToStatusMap only: nodes outside the PreFilterResult vanish.
-    spec = {"pre_filter": [("FakePreFilter", Inject(pre_filter_result=frozenset({"node2"})))],
-            "filter": [("FakeFilter", _fails(INJ.format("p"), node2=U))]}
+    spec = {
+        "pre_filter": [("FakePreFilter", Inject(pre_filter_result=frozenset({"node2"})))],
+        "filter": [("FakeFilter", _fails(INJ.format("p"), node2=U))],
+    }
     d = _build(spec, ["node1", "node2"], V131).schedule(_pod("p"))
     assert d.message == "0/2 nodes are available: 1 injecting failure for pod p."
 
@@ -170,8 +335,10 @@ def test_no_nodes_available() -> None:
 
 
 def test_nominated_node_that_passes_is_taken_without_scoring() -> None:
-    spec = {"filter": [("TrueFilter", Inject())],
-            "score": [("NumericMap", Inject(score={"n1": 100, "n2": 0}), 1)]}
+    spec = {
+        "filter": [("TrueFilter", Inject())],
+        "score": [("NumericMap", Inject(score={"n1": 100, "n2": 0}), 1)],
+    }
     d = _build(spec, ["n1", "n2"]).schedule(_pod("p", nominated="n2"))
     assert d.chosen == "n2"
     assert d.nominated_node_used
@@ -180,8 +347,10 @@ def test_nominated_node_that_passes_is_taken_without_scoring() -> None:
 def test_nominated_node_outside_the_prefilter_result_keeps_its_filter_status() -> None:
     # evaluateNominatedNode writes the failed nominated node into the shared NodeToStatus, so it is an
     # explicit entry (its own reason) and only the other node is "absent".
-    spec = {"pre_filter": [("NodeAffinityLike", Inject(pre_filter_result=frozenset({"n1"})))],
-            "filter": [("FakeFilter", _fails(INJ.format("p"), n1=U, n3=U))]}
+    spec = {
+        "pre_filter": [("NodeAffinityLike", Inject(pre_filter_result=frozenset({"n1"})))],
+        "filter": [("FakeFilter", _fails(INJ.format("p"), n1=U, n3=U))],
+    }
     d = _build(spec, ["n1", "n2", "n3"]).schedule(_pod("p", nominated="n3"))
     assert d.message == (
         "0/3 nodes are available: 1 node(s) didn't satisfy plugin(s) [NodeAffinityLike], "

@@ -88,7 +88,9 @@ NS = "NoSchedule"
         ),
     ],
 )
-def test_taint_toleration_score(tolerations: list[Obj], nodes: list[tuple[str, list[Obj]]], expected: dict[str, int]) -> None:
+def test_taint_toleration_score(
+    tolerations: list[Obj], nodes: list[tuple[str, list[Obj]]], expected: dict[str, int]
+) -> None:
     node_objs = [node_with_taints(n, t) for n, t in nodes]
     snap = new_snapshot(None, node_objs)
     pl = new_plugin(TaintToleration, snap)

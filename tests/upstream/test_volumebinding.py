@@ -46,7 +46,9 @@ CLASSES: list[Obj] = [
         "metadata": {"name": WAIT_PROV},
         "volumeBindingMode": "WaitForFirstConsumer",
         "provisioner": PROVISIONER,
-        "allowedTopologies": [{"matchLabelExpressions": [{"key": NODE_KEY, "values": ["node1", "reference-value"]}]}],
+        "allowedTopologies": [
+            {"matchLabelExpressions": [{"key": NODE_KEY, "values": ["node1", "reference-value"]}]}
+        ],
     },
     {"kind": "StorageClass", "metadata": {"name": IMMEDIATE_CLASS}, "volumeBindingMode": "Immediate"},
     {
@@ -88,7 +90,9 @@ def test_pvc(name: str, size: str, node: str, state: str, pv_name: str, cls: str
 
 def node_affinity(key: str, values: list[str]) -> Obj:
     return {
-        "required": {"nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In", "values": values}]}]}
+        "required": {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In", "values": values}]}]
+        }
     }
 
 
@@ -157,7 +161,12 @@ def migration_pv(claim: Obj) -> Obj:
         "failure-domain.beta.kubernetes.io/zone": "us-east-1",
         "failure-domain.beta.kubernetes.io/region": "us-east-1a",
     }
-    pv["spec"]["gcePersistentDisk"] = {"pdName": "test-disk", "fsType": "ext4", "partition": 0, "readOnly": False}
+    pv["spec"]["gcePersistentDisk"] = {
+        "pdName": "test-disk",
+        "fsType": "ext4",
+        "partition": 0,
+        "readOnly": False,
+    }
     return pv
 
 
@@ -185,8 +194,8 @@ NODE1 = make_node("node1", {NODE_KEY: "node1"})
 NODE2 = make_node("node2", {NODE_KEY: "node2"})
 
 
-def find_pod_volumes(p: Pod, node: Node, objs: list[Obj], others: list[Node] = ()) -> tuple[Status, Status | None]:  # type: ignore[assignment]
-    snap = snapshot([node, *others], [], [*CLASSES, *objs], V134)
+def find_pod_volumes(p: Pod, node: Node, objs: list[Obj]) -> tuple[Status, Status | None]:
+    snap = snapshot([node], [], [*CLASSES, *objs], V134)
     plugin = VolumeBinding(Handle(snap, V134, {}))
     state = CycleState()
     _, pre = plugin.pre_filter(state, p)
@@ -203,22 +212,96 @@ WITHOUT_PROVISIONING = [
     pytest.param([pvBound], [boundPVC], None, None, [], False, id="bound-pvc"),
     pytest.param([], [boundPVC], None, None, [PV_NOT_EXIST], False, id="bound-pvc,pv-not-exists"),
     pytest.param([pvNode1aBound], [preboundPVC], None, None, [], True, id="prebound-pvc"),
-    pytest.param([pvNode2, pvNode1a, pvNode1b], [unboundPVC], None, None, [], False, id="unbound-pvc,pv-same-node"),
+    pytest.param(
+        [pvNode2, pvNode1a, pvNode1b], [unboundPVC], None, None, [], False, id="unbound-pvc,pv-same-node"
+    ),
     pytest.param([pvNode2], [unboundPVC], None, None, [BIND], False, id="unbound-pvc,pv-different-node"),
-    pytest.param([pvNode1a, pvNode1b], [unboundPVC, unboundPVC2], None, None, [], False, id="two-unbound-pvcs"),
-    pytest.param([pvNode1a, pvNode1b], [unboundPVC2, unboundPVC], None, None, [], False, id="two-unbound-pvcs,order-by-size"),
-    pytest.param([pvNode1a], [unboundPVC, unboundPVC2], None, None, [BIND], False, id="two-unbound-pvcs,partial-match"),
-    pytest.param([pvBound, pvNode1a], [unboundPVC, boundPVC], None, None, [], False, id="one-bound,one-unbound"),
-    pytest.param([pvBound, pvNode2], [unboundPVC, boundPVC], None, None, [BIND], False, id="one-bound,one-unbound,no-match"),
-    pytest.param([pvNode1a, pvNode1b], [unboundPVC, preboundPVC], None, None, [], True, id="one-prebound,one-unbound"),
+    pytest.param(
+        [pvNode1a, pvNode1b], [unboundPVC, unboundPVC2], None, None, [], False, id="two-unbound-pvcs"
+    ),
+    pytest.param(
+        [pvNode1a, pvNode1b],
+        [unboundPVC2, unboundPVC],
+        None,
+        None,
+        [],
+        False,
+        id="two-unbound-pvcs,order-by-size",
+    ),
+    pytest.param(
+        [pvNode1a], [unboundPVC, unboundPVC2], None, None, [BIND], False, id="two-unbound-pvcs,partial-match"
+    ),
+    pytest.param(
+        [pvBound, pvNode1a], [unboundPVC, boundPVC], None, None, [], False, id="one-bound,one-unbound"
+    ),
+    pytest.param(
+        [pvBound, pvNode2],
+        [unboundPVC, boundPVC],
+        None,
+        None,
+        [BIND],
+        False,
+        id="one-bound,one-unbound,no-match",
+    ),
+    pytest.param(
+        [pvNode1a, pvNode1b], [unboundPVC, preboundPVC], None, None, [], True, id="one-prebound,one-unbound"
+    ),
     pytest.param([pvBoundImmediate], [immediateBoundPVC], None, None, [], False, id="immediate-bound-pvc"),
-    pytest.param([pvBoundImmediateNode2], [immediateBoundPVC], None, None, [NODE_CONFLICT], False, id="immediate-bound-pvc-wrong-node"),
+    pytest.param(
+        [pvBoundImmediateNode2],
+        [immediateBoundPVC],
+        None,
+        None,
+        [NODE_CONFLICT],
+        False,
+        id="immediate-bound-pvc-wrong-node",
+    ),
     pytest.param([], [immediateUnboundPVC], None, None, [], True, id="immediate-unbound-pvc"),
-    pytest.param([pvBound], [immediateUnboundPVC, boundPVC], None, None, [], True, id="immediate-unbound-pvc,delayed-mode-bound"),
-    pytest.param([], [immediateUnboundPVC, unboundPVC], None, None, [], True, id="immediate-unbound-pvc,delayed-mode-unbound"),
-    pytest.param([], [], None, make_pod(volumes=[{"name": "no-such-pvc", "ephemeral": {"volumeClaimTemplate": {}}}]), [], True, id="generic-ephemeral,no-pvc"),
-    pytest.param([pvBoundGeneric], [], [correctGenericPVC], make_pod(volumes=[{"name": "test-volume", "ephemeral": {"volumeClaimTemplate": {}}}]), [], False, id="generic-ephemeral,with-pvc"),
-    pytest.param([pvBoundGeneric], [], [conflictingGenericPVC], make_pod(volumes=[{"name": "test-volume", "ephemeral": {"volumeClaimTemplate": {}}}]), [], True, id="generic-ephemeral,wrong-pvc"),
+    pytest.param(
+        [pvBound],
+        [immediateUnboundPVC, boundPVC],
+        None,
+        None,
+        [],
+        True,
+        id="immediate-unbound-pvc,delayed-mode-bound",
+    ),
+    pytest.param(
+        [],
+        [immediateUnboundPVC, unboundPVC],
+        None,
+        None,
+        [],
+        True,
+        id="immediate-unbound-pvc,delayed-mode-unbound",
+    ),
+    pytest.param(
+        [],
+        [],
+        None,
+        make_pod(volumes=[{"name": "no-such-pvc", "ephemeral": {"volumeClaimTemplate": {}}}]),
+        [],
+        True,
+        id="generic-ephemeral,no-pvc",
+    ),
+    pytest.param(
+        [pvBoundGeneric],
+        [],
+        [correctGenericPVC],
+        make_pod(volumes=[{"name": "test-volume", "ephemeral": {"volumeClaimTemplate": {}}}]),
+        [],
+        False,
+        id="generic-ephemeral,with-pvc",
+    ),
+    pytest.param(
+        [pvBoundGeneric],
+        [],
+        [conflictingGenericPVC],
+        make_pod(volumes=[{"name": "test-volume", "ephemeral": {"volumeClaimTemplate": {}}}]),
+        [],
+        True,
+        id="generic-ephemeral,wrong-pvc",
+    ),
 ]
 
 DRIVERS = [
@@ -237,7 +320,10 @@ def csi_driver(capacity: bool | None) -> list[Obj]:
 def check(pre: Status, filt: Status | None, reasons: list[str], should_fail: bool) -> None:
     if should_fail:
         # GetPodVolumes fails: PreFilter rejects; or FindPodVolumes errors: Filter's status is Error.
-        assert (not pre.ok and pre.code != Code.SKIP) or (filt is not None and filt.code == Code.ERROR), (pre, filt)
+        assert (not pre.ok and pre.code != Code.SKIP) or (filt is not None and filt.code == Code.ERROR), (
+            pre,
+            filt,
+        )
         return
     assert pre.ok or pre.code == Code.SKIP, pre
     if pre.code == Code.SKIP:
@@ -252,7 +338,9 @@ def check(pre: Status, filt: Status | None, reasons: list[str], should_fail: boo
 
 
 @pytest.mark.parametrize("capacity", DRIVERS)
-@pytest.mark.parametrize(("pvs", "pod_pvcs", "cache_pvcs", "pod", "reasons", "should_fail"), WITHOUT_PROVISIONING)
+@pytest.mark.parametrize(
+    ("pvs", "pod_pvcs", "cache_pvcs", "pod", "reasons", "should_fail"), WITHOUT_PROVISIONING
+)
 def test_find_pod_volumes_without_provisioning(
     capacity: bool | None,
     pvs: list[Obj],
@@ -271,11 +359,25 @@ def test_find_pod_volumes_without_provisioning(
 # (pvs, pod PVCs, expected reasons, should fail, needs capacity)
 WITH_PROVISIONING = [
     pytest.param([], [provisionedPVC], [], False, True, id="one-provisioned"),
-    pytest.param([pvNode1a], [unboundPVC, provisionedPVC], [], False, True, id="two-unbound-pvcs,one-matched,one-provisioned"),
+    pytest.param(
+        [pvNode1a],
+        [unboundPVC, provisionedPVC],
+        [],
+        False,
+        True,
+        id="two-unbound-pvcs,one-matched,one-provisioned",
+    ),
     pytest.param([pvBound], [boundPVC, provisionedPVC], [], False, True, id="one-bound,one-provisioned"),
     pytest.param([pvBound], [boundPVC, selectedNodePVC], [], False, True, id="one-binding,one-selected-node"),
     pytest.param([], [immediateUnboundPVC], [], True, False, id="immediate-unbound-pvc"),
-    pytest.param([pvBoundImmediate], [immediateBoundPVC, provisionedPVC], [], False, True, id="one-immediate-bound,one-provisioned"),
+    pytest.param(
+        [pvBoundImmediate],
+        [immediateBoundPVC, provisionedPVC],
+        [],
+        False,
+        True,
+        id="one-immediate-bound,one-provisioned",
+    ),
     pytest.param([], [noProvisionerPVC], [BIND], False, False, id="invalid-provisioner"),
     pytest.param([], [topoMismatchPVC], [BIND], False, False, id="volume-topology-unsatisfied"),
 ]
@@ -301,7 +403,10 @@ def test_find_pod_volumes_with_provisioning(
 def csinode(annotation: str) -> Obj:
     return {
         "kind": "CSINode",
-        "metadata": {"name": "node1", "annotations": {"storage.alpha.kubernetes.io/migrated-plugins": annotation}},
+        "metadata": {
+            "name": "node1",
+            "annotations": {"storage.alpha.kubernetes.io/migrated-plugins": annotation},
+        },
         "spec": {"drivers": []},
     }
 
@@ -312,7 +417,12 @@ def csinode(annotation: str) -> Obj:
         pytest.param("us-east-1", [csinode("kubernetes.io/gce-pd")], [], id="pvc-bound"),
         pytest.param("us-east-1", [csinode("")], [], id="pvc-bound,csinode-not-migrated"),
         pytest.param("us-east-1", [], [], id="pvc-bound,missing-csinode"),
-        pytest.param("us-east-2", [csinode("kubernetes.io/gce-pd")], [NODE_CONFLICT], id="pvc-bound,node-different-zone"),
+        pytest.param(
+            "us-east-2",
+            [csinode("kubernetes.io/gce-pd")],
+            [NODE_CONFLICT],
+            id="pvc-bound,node-different-zone",
+        ),
     ],
 )
 def test_find_pod_volumes_with_csi_migration(zone: str, csinodes: list[Obj], reasons: list[str]) -> None:
@@ -358,7 +468,9 @@ def capacity_obj(cls: str, node: Node | None, capacity: str, maximum: str) -> Ob
         pytest.param([capacity_obj(WAIT_PROV, NODE2, "1Gi", "")], [NO_SPACE], id="wrong-node"),
         pytest.param([capacity_obj(WAIT, NODE1, "1Gi", "")], [NO_SPACE], id="wrong-storage-class"),
         pytest.param([capacity_obj(WAIT_PROV, NODE1, "1Mi", "")], [NO_SPACE], id="insufficient-storage"),
-        pytest.param([capacity_obj(WAIT_PROV, NODE1, "1Gi", "1Mi")], [NO_SPACE], id="insufficient-volume-size"),
+        pytest.param(
+            [capacity_obj(WAIT_PROV, NODE1, "1Gi", "1Mi")], [NO_SPACE], id="insufficient-volume-size"
+        ),
         pytest.param([capacity_obj(WAIT_PROV, NODE1, "0Mi", "")], [NO_SPACE], id="zero-storage"),
         pytest.param([capacity_obj(WAIT_PROV, NODE1, "", "0Mi")], [NO_SPACE], id="zero-volume-size"),
         pytest.param([capacity_obj(WAIT_PROV, NODE1, "", "")], [NO_SPACE], id="nil-storage"),
@@ -396,17 +508,30 @@ def vb_pv(name: str, cls: str, *, capacity: str = "", affinity: dict[str, list[s
         spec["nodeAffinity"] = {
             "required": {
                 "nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": k, "operator": "In", "values": v} for k, v in affinity.items()]}
+                    {
+                        "matchExpressions": [
+                            {"key": k, "operator": "In", "values": v} for k, v in affinity.items()
+                        ]
+                    }
                 ]
             }
         }
-    return {"kind": "PersistentVolume", "metadata": {"name": name}, "spec": spec, "status": {"phase": "Available"}}
+    return {
+        "kind": "PersistentVolume",
+        "metadata": {"name": name},
+        "spec": spec,
+        "status": {"phase": "Available"},
+    }
 
 
 VB_CLASSES: list[Obj] = [
     {"kind": "StorageClass", "metadata": {"name": "immediate-sc"}, "volumeBindingMode": "Immediate"},
     {"kind": "StorageClass", "metadata": {"name": "wait-sc"}, "volumeBindingMode": "WaitForFirstConsumer"},
-    {"kind": "StorageClass", "metadata": {"name": "wait-hdd-sc"}, "volumeBindingMode": "WaitForFirstConsumer"},
+    {
+        "kind": "StorageClass",
+        "metadata": {"name": "wait-hdd-sc"},
+        "volumeBindingMode": "WaitForFirstConsumer",
+    },
 ]
 
 
@@ -443,7 +568,9 @@ LOCAL_PVS_HDD = [
 ]
 ZONES = {"a": "region-a", "b": "region-b", "c": "region-c"}
 ZONAL_NODES = [
-    vb_node(f"zone-{z}-node-{n}", {"topology.kubernetes.io/region": r, "topology.kubernetes.io/zone": f"zone-{z}"})
+    vb_node(
+        f"zone-{z}-node-{n}", {"topology.kubernetes.io/region": r, "topology.kubernetes.io/zone": f"zone-{z}"}
+    )
     for z, r in ZONES.items()
     for n in ("a", "b")
 ]
@@ -452,7 +579,10 @@ ZONAL_PVS = [
         f"pv-{z}-{i}",
         "wait-sc",
         capacity=cap,
-        affinity={"topology.kubernetes.io/region": [f"region-{z}"], "topology.kubernetes.io/zone": [f"zone-{z}"]},
+        affinity={
+            "topology.kubernetes.io/region": [f"region-{z}"],
+            "topology.kubernetes.io/zone": [f"zone-{z}"],
+        },
     )
     for z, cap in (("a", "200Gi"), ("b", "100Gi"))
     for i in (0, 1)
@@ -546,7 +676,11 @@ OK = "ok"
         pytest.param(
             vb_pod("pvc-0", "pvc-1"),
             [vb_node("node-a"), vb_node("node-b"), vb_node("node-c")],
-            [vb_pvc("pvc-0", "wait-sc", storage="50Gi"), vb_pvc("pvc-1", "wait-hdd-sc", storage="100Gi"), *LOCAL_PVS_HDD],
+            [
+                vb_pvc("pvc-0", "wait-sc", storage="50Gi"),
+                vb_pvc("pvc-1", "wait-hdd-sc", storage="100Gi"),
+                *LOCAL_PVS_HDD,
+            ],
             None,
             {"node-a": OK, "node-b": OK, "node-c": BIND},
             id="local volumes with close capacity are preferred (multiple pvcs)",
@@ -569,7 +703,11 @@ OK = "ok"
     ],
 )
 def test_volume_binding(
-    pod: Pod, nodes: list[Node], objs: list[Obj], want_pre: tuple[Code, str] | None, want_filter: dict[str, str]
+    pod: Pod,
+    nodes: list[Node],
+    objs: list[Obj],
+    want_pre: tuple[Code, str] | None,
+    want_filter: dict[str, str],
 ) -> None:
     snap = snapshot(nodes, [], [*VB_CLASSES, *objs], V134)
     plugin = VolumeBinding(Handle(snap, V134, {}))
@@ -598,4 +736,6 @@ def test_node_conflict_wording_before_v133() -> None:
     state = CycleState()
     p = make_pod([immediateBoundPVC])
     assert plugin.pre_filter(state, p)[1].ok
-    assert plugin.filter(state, p, snap.node_infos[0]).reasons == ("node(s) had volume node affinity conflict",)
+    assert plugin.filter(state, p, snap.node_infos[0]).reasons == (
+        "node(s) had volume node affinity conflict",
+    )

@@ -250,6 +250,13 @@ class DynamicResources(Plugin):
                 else:
                     st = Status.unresolvable(f"resource claim {c.key}, request {rname}: unknown request type")
                 if not st.ok:
+                    if not self.snapshot.has("DeviceClass"):
+                        add_note(
+                            state,
+                            "not checked: the input has no DeviceClasses: every device class reads as missing",
+                        )
+                    if not self.snapshot.has("ResourceSlice"):
+                        add_note(state, "the input has no ResourceSlices: no node offers devices to allocate")
                     return None, st
             to_allocate.append(parse_claim_requests(c.key, _d(c.raw.get("spec"))))
         if to_allocate:

@@ -3,8 +3,9 @@
 Covers what NodeVolumeLimits and VolumeBinding read from a translated volume: the in-tree plugin name,
 its CSI driver, the volume handle (for counting unique attachments) and, for bound PVs, the zone key
 rewrite of the PV's node affinity (plugins/in_tree_volume.go translateTopologyFromInTreeToCSI).
-Migration counts only when the CSINode lists the plugin in its migrated-plugins annotation
-(nodevolumelimits/utils.go isCSIMigrationOn, volumebinding/binder.go isPluginMigratedToCSIOnNode).
+`migration_on` is VolumeBinding's test: the CSINode lists the plugin in its migrated-plugins annotation
+(volumebinding/binder.go isPluginMigratedToCSIOnNode). NodeVolumeLimits' isCSIMigrationOn
+(nodevolumelimits/utils.go) needs the annotation only for Portworx; see nodevolumelimits/csi.py.
 """
 
 from __future__ import annotations
