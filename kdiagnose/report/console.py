@@ -95,7 +95,8 @@ def _bytes(n: int) -> str:
         return exact
     for suffix, mult in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
         if n >= mult:
-            return f"{n / mult:.2f}".rstrip("0").rstrip(".") + suffix
+            text = f"{n / mult:.2f}".rstrip("0").rstrip(".")
+            return exact if float(text) >= 1024 else text + suffix  # 1023.999Mi must not read as 1024Mi
     return exact  # pragma: no cover - n >= 1024 always matches Ki
 
 
@@ -264,6 +265,14 @@ def _one(d: dict[str, Any]) -> str:
             f"CSI driver {d.pop('driver')}: {d.pop('attached', '?')} attached + {d.pop('new', '?')} new "
             f"> limit {d.pop('limit')}"
         )
+    if "claims" in d:
+        parts.append(f"claim(s) {_pods(d.pop('claims'), 5)}")
+    if "pv" in d and len(d) == 1:
+        parts.append(f"PersistentVolume {d.pop('pv')}")
+    if "deviceClass" in d:
+        parts.append(f"DeviceClass {d.pop('deviceClass')}")
+    if "deallocate" in d:
+        parts.append(f"claim {d.pop('deallocate')} would be deallocated")
     if "volume" in d and "pod" in d:
         parts.append(f"volume {d.pop('volume')} is in use by {d.pop('pod')}")
     parts.extend(f"{k}={_value(v)}" for k, v in d.items() if v is not None and v != "" and v != [])
@@ -465,7 +474,8 @@ def _render_group(out: _Out, g: _Group, pools: dict[str, str], all_nodes: bool, 
     where = _pool_summary(g.members, pools)
     nodes = _count(n, "node") + (f" in {where}" if where.startswith("pool ") else "")
     if g.not_evaluated:
-        head = f"{nodes} not evaluated: PreFilter {g.plugin} excluded them ({g.title})"
+        by = "PreFilter" if g.plugin in ("", "PreFilter") else f"{g.plugin} at PreFilter"
+        head = f"{nodes} not evaluated, excluded by {by}: {g.title}"
     else:
         head = f"{nodes}, {g.plugin}: {g.title}"
     out.para(head, 2, 6, style="bold")
@@ -474,7 +484,11 @@ def _render_group(out: _Out, g: _Group, pools: dict[str, str], all_nodes: bool, 
             out.para(where, 6, 8, style="dim")
         return
     if g.not_evaluated:
-        out.para(_names(sorted(m[0] for m in g.members)), 4, 6, style="dim")
+        names = sorted(m[0] for m in g.members)
+        listing = (
+            ", ".join(names) if len(names) <= 6 else ", ".join(names[:5]) + f" and {len(names) - 5} more"
+        )
+        out.para(listing, 4, 6, style="dim")
         return
     one_pool = len({pools.get(m[0]) for m in g.members}) <= 1
     buckets: dict[tuple[str, str], list[str]] = {}
@@ -585,8 +599,10 @@ def glance(pr: PodReport) -> str:
         return f"{len(d.feasible)} of {_count(d.num_all_nodes, 'node')} fit" + (f"; {rej}" if rej else "")
     if d.prefilter is not None:
         text = f"rejected at PreFilter by {d.prefilter.plugin or 'a plugin'} before any node was checked"
+        cause = describe_details(d.prefilter.details)
+        text += f" ({cause})" if cause else ""
     elif d.num_all_nodes == 0:
-        text = "the cluster has no nodes"
+        return "the input has no nodes: add nodes (or check the dump includes them)"
     else:
         text = _rejections(d) or "no node fits"
     if d.preemption is not None:
@@ -598,7 +614,7 @@ def glance(pr: PodReport) -> str:
     if fixes:
         text += f"; fix: {_short_fix(fixes[0])}"
     elif d.preemption is None:
-        text += "; no single change found that fixes it"
+        text += "; no fix found by the what-if replay" + (" (see Ruled out)" if pr.remedy_notes else "")
     return text
 
 
@@ -726,7 +742,8 @@ def _remedies(out: _Out, pr: PodReport, opts: RenderOptions) -> None:
     out.blank()
     if not pr.remedies:
         out.line("What would make it schedulable", "bold")
-        out.para("no single change found by the what-if replay (see Ruled out)", 2, 4)
+        see = " (see Ruled out)" if pr.remedy_notes else ""
+        out.para(f"no change found that a what-if replay proves would work{see}", 2, 4)
         return
     out.para("What would make it schedulable (each proven by a what-if replay)", 0, 2, style="bold")
     for i, r in enumerate(pr.remedies[:limit], 1):
@@ -791,14 +808,9 @@ def _pod(out: _Out, pr: PodReport, report: Report, opts: RenderOptions, shared: 
             2,
             style="dim",
         )
-    if d.prefilter is not None and d.prefilter.code != Code.ERROR:
-        cause = describe_details(d.prefilter.details)
+    if d.prefilter is not None and d.prefilter.code == Code.ERROR:
         out.para(
-            f"PreFilter {d.prefilter.plugin} rejected the pod before any node was checked"
-            + (f": {cause}" if cause else "."),
-            0,
-            2,
-            style="dim",
+            f"PreFilter {d.prefilter.plugin} failed with an error: {d.prefilter.message}", 0, 2, "yellow"
         )
 
     groups = _groups(d, opts.all_nodes) if d.prefilter is None else []
@@ -839,7 +851,8 @@ def _pod(out: _Out, pr: PodReport, report: Report, opts: RenderOptions, shared: 
                 2,
                 style="yellow",
             )
-        _remedies(out, pr, opts)
+        if pr.remedies or d.preemption is None:
+            _remedies(out, pr, opts)
         if pr.remedy_notes:
             out.blank()
             out.line("Ruled out", "bold")
@@ -874,7 +887,8 @@ def _console(out: TextIO | None, opts: RenderOptions) -> Console:
         file=out,
         no_color=no_color,
         color_system=None if no_color else "auto",
-        force_terminal=True if opts.color else None,
+        # NO_COLOR / --no-color: no escape codes at all (not even bold), whatever the terminal.
+        force_terminal=False if no_color else (True if opts.color else None),
         highlight=False,
         emoji=False,
         markup=False,

@@ -265,6 +265,40 @@ class PodWrapper:
             "podAntiAffinity", False, key, selector, namespaces, ns_selector, weight, None, None
         )
 
+    # ---------------------------------------------------------------- preemption (default_preemption_test.go)
+    def req(self, requests: dict[str, Any]) -> PodWrapper:
+        """Req(): a container requesting `requests` (this wrapper also keeps its request-less default
+        container; basic_builders.BasicPod starts empty, as upstream)."""
+        n = len(self._spec["containers"])
+        res = {k: str(v) for k, v in requests.items()}
+        self._spec["containers"].append({"name": f"con{n}", "image": "pause", "resources": {"requests": res}})
+        return self
+
+    def start_time(self, ts: str) -> PodWrapper:
+        self._status["startTime"] = ts
+        return self
+
+    def nominated_node_name(self, node: str) -> PodWrapper:
+        self._status["nominatedNodeName"] = node
+        return self
+
+    def preemption_policy(self, policy: str) -> PodWrapper:
+        self._spec["preemptionPolicy"] = policy
+        return self
+
+    def condition(self, ctype: str, status: str, reason: str) -> PodWrapper:
+        self._status.setdefault("conditions", []).append({"type": ctype, "status": status, "reason": reason})
+        return self
+
+    def scheduler_name(self, name: str) -> PodWrapper:
+        self._spec["schedulerName"] = name
+        return self
+
+    def resource_claims(self, claims: list[Obj]) -> PodWrapper:
+        """PodResourceClaims(): spec.resourceClaims entries ({"name", "resourceClaimName"|...})."""
+        self._spec.setdefault("resourceClaims", []).extend(copy.deepcopy(claims))
+        return self
+
     def raw(self) -> Obj:
         return {
             "apiVersion": "v1",
@@ -302,6 +336,14 @@ class NodeWrapper:
 
     def taints(self, taints: list[Obj]) -> NodeWrapper:
         self._spec["taints"] = copy.deepcopy(taints)
+        return self
+
+    def capacity(self, res: dict[str, Any]) -> NodeWrapper:
+        """Capacity(): capacity and allocatable set to `res`, with pods 32 unless `res` names it."""
+        alloc = {"pods": "32"}
+        alloc.update({k: str(v) for k, v in res.items()})
+        self._status["allocatable"] = alloc
+        self._status["capacity"] = dict(alloc)
         return self
 
     def raw(self) -> Obj:

@@ -1,0 +1,367 @@
+"""The human report (kdiagnose/report/console.py): semantics, not snapshots.
+
+Reports are built from small Diagnosis/Status objects so each test states exactly what the engine decided.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from kdiagnose.model.objects import Pod
+from kdiagnose.report.console import RenderOptions, describe_details, glance, render_text
+from kdiagnose.report.interface import PodReport, Remedy, Report
+from kdiagnose.scheduler.diagnosis import Diagnosis, PluginScore, Preemption, ScoreBreakdown
+from kdiagnose.scheduler.framework import Code, Status
+
+ANSI = re.compile(r"\x1b\[")
+CP_TAINT = "node-role.kubernetes.io/control-plane:NoSchedule"
+LONG_NODE = "ip-10-0-123-45.us-west-2.compute.internal"
+
+
+def pod(name: str = "web-1", namespace: str = "default") -> Pod:
+    return Pod({"metadata": {"name": name, "namespace": namespace}, "spec": {"containers": []}})
+
+
+def cpu(requested: int, free: int, alloc: int = 4000) -> Status:
+    detail = {"resource": "cpu", "requested": requested, "free": free, "allocatable": alloc}
+    return Status(Code.UNSCHEDULABLE, ("Insufficient cpu",), "NodeResourcesFit", (detail,))
+
+
+def taint(text: str) -> Status:
+    key_value = text.rsplit(":", 1)[0]
+    key, _, value = key_value.partition("=")
+    reason = f"node(s) had untolerated taint {{{key}: {value}}}"
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (reason,), "TaintToleration", ({"taint": text},))
+
+
+def unschedulable(verdicts: dict[str, Status], message: str | None = None, **kw: Any) -> Diagnosis:
+    d = Diagnosis(pod=kw.pop("pod", pod()), num_all_nodes=len(verdicts), verdicts=verdicts, **kw)
+    d.message = message or f"0/{len(verdicts)} nodes are available: something."
+    return d
+
+
+def report(*prs: PodReport, pools: dict[str, str] | None = None, n_nodes: int = 0) -> Report:
+    return Report(
+        k8s_version="v1.34.1",
+        source="test",
+        num_nodes=n_nodes or max((p.diagnosis.num_all_nodes for p in prs), default=0),
+        num_pods=len(prs),
+        pods=list(prs),
+        node_pools=pools or {},
+    )
+
+
+def remedy(summary: str, kind: str = "scale-pool", **kw: Any) -> Remedy:
+    return Remedy(kind=kind, summary=summary, **kw)
+
+
+def text(r: Report, width: int = 80, **kw: Any) -> str:
+    return render_text(r, RenderOptions(color=False, width=width, **kw))
+
+
+def flat(out: str) -> str:
+    """The output with line breaks and indents folded: for phrases that may wrap."""
+    return " ".join(out.split())
+
+
+def demo() -> tuple[Report, str]:
+    """Two cpu-starved nodes in pool web, one control-plane node with a long taint key."""
+    message = (
+        "0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, "
+        "2 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are available: "
+        "2 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling."
+    )
+    d = unschedulable(
+        {"node-a": cpu(1000, 500), "node-c": cpu(1000, 500), LONG_NODE: taint(CP_TAINT)},
+        message,
+        notes=["not checked: the input has no Service objects"],
+    )
+    pr = PodReport(
+        d,
+        remedies=[
+            remedy("scale node pool web by 1", unblocks=["web-simulated-1"], risk="costs money"),
+            remedy("add a toleration for dedicated=batch:NoSchedule", kind="toleration"),
+            remedy("right-size the requests", kind="right-size"),
+            remedy("turn the required node affinity into a preferred one", kind="relax-affinity"),
+        ],
+        remedy_notes=["pool system: no scale-up: control-plane nodes are not autoscaled"],
+    )
+    return report(pr, pools={"node-a": "web", "node-c": "web", LONG_NODE: "system"}), message
+
+
+# ---------------------------------------------------------------------------------------------- headline
+
+
+def test_the_message_is_verbatim_on_its_own_line_right_under_the_title() -> None:
+    r, message = demo()
+    lines = text(r).splitlines()
+    title = next(i for i, line in enumerate(lines) if line.startswith("Pod default/web-1: UNSCHEDULABLE"))
+    assert lines[title + 1] == message
+
+
+@pytest.mark.parametrize("width", [pytest.param(80, id="80 columns"), pytest.param(120, id="120 columns")])
+def test_every_line_fits_the_width_except_the_verbatim_message(width: int) -> None:
+    r, message = demo()
+    lines = text(r, width).splitlines()
+    assert [line for line in lines if len(line) > width and line != message] == []
+
+
+def test_long_taint_keys_and_node_names_are_never_broken() -> None:
+    r, _ = demo()
+    out = text(r, 80)
+    assert any(CP_TAINT in line for line in out.splitlines())
+    assert any(LONG_NODE in line for line in out.splitlines())
+
+
+def test_summary_line_counts_rejections_and_names_the_first_fix() -> None:
+    r, _ = demo()
+    assert glance(r.pods[0]) == "2 rejected by cpu, 1 by taints; fix: scale node pool web by 1"
+    assert "Summary: 2 rejected by cpu, 1 by taints; fix: scale node pool web by 1" in text(r, 120)
+
+
+# ---------------------------------------------------------------------------------------------- order
+
+
+def test_sections_come_most_actionable_first() -> None:
+    r, message = demo()
+    out = text(r)
+    order = [
+        message,
+        "Summary:",
+        "Why 3 of 3 nodes were rejected",
+        "What would make it schedulable",
+        "Ruled out",
+    ]
+    positions = [out.index(x) for x in order]
+    assert positions == sorted(positions)
+
+
+def test_remedies_keep_their_rank_and_the_rest_is_counted() -> None:
+    r, _ = demo()
+    out = text(r)
+    firsts = [out.index(f"  {i}. ") for i in (1, 2, 3)]
+    assert firsts == sorted(firsts)
+    assert "1. scale node pool web by 1" in out and "3. right-size the requests" in out
+    assert "turn the required" not in out
+    assert "… 1 more (--all-remedies)" in out
+    assert "4. turn the required node affinity" in text(r, all_remedies=True)
+
+
+def test_groups_show_counts_pools_and_a_shared_cause_once() -> None:
+    r, _ = demo()
+    lines = text(r).splitlines()
+    assert "  2 nodes in pool web, NodeResourcesFit: Insufficient cpu" in lines
+    assert sum("needs 1 CPU, 0.5 free of 4 allocatable" in line for line in lines) == 1
+    assert "      node-a, node-c" in lines
+    assert any(line.startswith("  1 node in pool system, TaintToleration:") for line in lines)
+
+
+# ---------------------------------------------------------------------------------------------- scale
+
+
+def _big(n: int) -> Report:
+    verdicts: dict[str, Status] = {}
+    pools: dict[str, str] = {}
+    for i in range(n):
+        name = f"ip-10-0-{i // 250}-{i % 250}.ec2.internal"
+        pools[name] = f"pool-{i % 3}"
+        verdicts[name] = cpu(8000, 1000 * (i % 4)) if i % 5 else taint("dedicated=batch:NoSchedule")
+    return report(PodReport(unschedulable(verdicts)), pools=pools)
+
+
+def test_thousands_of_nodes_collapse_into_pool_groups_with_ranges() -> None:
+    out = text(_big(3000))
+    lines = out.splitlines()
+    assert len(lines) < 50
+    assert "2400 nodes, NodeResourcesFit: Insufficient cpu" in out
+    assert "600 nodes, TaintToleration: node(s) had untolerated taint {dedicated: batch}" in out
+    # 2400 cpu nodes over 3 pools of 800; free cpu varies 0..3: one merged cause per pool with the range.
+    assert (
+        sum("pool pool-" in line and ", 800 nodes: needs 8 CPU, 0 to 3 free of 4" in line for line in lines)
+        == 3
+    )
+    assert all(len(line) <= 80 for line in lines if "nodes are available" not in line)
+
+
+def test_all_nodes_lists_every_node_with_its_cause() -> None:
+    out = text(_big(30), width=200, all_nodes=True)
+    assert all(f"ip-10-0-0-{i}.ec2.internal" in out for i in range(30))
+    assert out.count("not tolerated") == 6
+
+
+def test_many_distinct_reasons_merge_per_plugin() -> None:
+    verdicts = {f"tenant-{i:02}": taint(f"tenant=t{i:02}:NoSchedule") for i in range(40)}
+    out = text(report(PodReport(unschedulable(verdicts))))
+    assert "40 nodes, TaintToleration: 40 different reasons" in out
+    assert "… and 35 more node(s) with other causes (--all-nodes lists them)" in out
+    assert len(out.splitlines()) < 25
+
+
+# ---------------------------------------------------------------------------------------------- notes
+
+
+def test_notes_shared_by_several_pods_are_printed_once_at_the_end() -> None:
+    note = "not checked: the input has no Service objects"
+    a = PodReport(unschedulable({"n1": cpu(2000, 0)}, pod=pod("a"), notes=[note, "only a"]))
+    b = PodReport(unschedulable({"n1": cpu(2000, 0)}, pod=pod("b"), notes=[note]))
+    out = text(report(a, b))
+    assert out.count(note) == 1
+    assert out.index(note) > out.index("Pod default/b")
+    assert f"- {note} (every pod)" in out
+    assert "only a" in out.split("Pod default/b")[0]
+
+
+def test_replicas_failing_the_same_way_are_shown_once() -> None:
+    prs = [
+        PodReport(unschedulable({"n1": cpu(2000, 0)}, pod=pod(f"web-{i}")), owner="Deployment default/web")
+        for i in range(3)
+    ]
+    out = text(report(*prs))
+    assert out.count("Why 1 of 1 node was rejected") == 1
+    assert out.count("same as default/web-0") == 2
+    assert "3 pods: 3 unschedulable" in out
+
+
+# ---------------------------------------------------------------------------------------------- other states
+
+
+def _schedulable() -> Report:
+    d = Diagnosis(pod=pod(), num_all_nodes=3, verdicts={"n1": Status(), "n2": Status(), "n3": cpu(9000, 0)})
+    d.feasible = ["n1", "n2"]
+    for node, fit in (("n1", 60), ("n2", 40)):
+        d.scores[node] = ScoreBreakdown(
+            node,
+            {
+                "TaintToleration": PluginScore("TaintToleration", 0, 100, 3),
+                "NodeResourcesFit": PluginScore("NodeResourcesFit", 0, fit, 1),
+                "ImageLocality": PluginScore("ImageLocality", 0, 0, 1),
+            },
+            skipped=["VolumeBinding"],
+        )
+    d.top_nodes, d.chosen = ["n1"], "n1"
+    return report(PodReport(d))
+
+
+def test_a_schedulable_pod_says_where_it_binds_and_why() -> None:
+    out = text(_schedulable())
+    lines = out.splitlines()
+    assert "kube-scheduler would bind it to n1" in lines
+    assert "n1 wins with 360 points, 20 ahead of n2 (340), mostly from NodeResourcesFit (+20)." in flat(out)
+    row = next(line for line in lines if line.lstrip().startswith("* "))
+    assert row.split() == ["*", "n1", "360", "300", "60"]
+    assert "Taint=TaintToleration, Fit=NodeResourcesFit" in out
+    assert "0 on every shown node: ImageLocality" in out
+    assert "skipped at PreScore (contribute 0): VolumeBinding" in out
+    assert "Summary: 2 of 3 nodes fit; 1 rejected by cpu" in out
+
+
+def test_top_limits_the_score_rows() -> None:
+    out = text(_schedulable(), top=1)
+    assert [line.split() for line in out.splitlines() if line.endswith(("60", "40"))] == [
+        ["*", "n1", "360", "300", "60"]
+    ]
+    assert "Scores of top 1 of 2 feasible node(s)" in out
+
+
+def test_a_gated_pod_says_no_attempt_is_made() -> None:
+    d = Diagnosis(pod=pod(), num_all_nodes=2)
+    d.preenqueue = Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        ("waiting for scheduling gates: [example.com/q]",),
+        "SchedulingGates",
+    )
+    out = text(report(PodReport(d)))
+    assert "Pod default/web-1: GATED" in out
+    assert "waiting for scheduling gates: [example.com/q]" in out.splitlines()
+    assert "no FailedScheduling event is written" in flat(out)
+    assert "Why " not in out
+
+
+def test_preemption_names_the_node_and_the_victims() -> None:
+    d = unschedulable({"n1": cpu(2000, 0)})
+    d.preemption = Preemption("n1", [pod("low-1"), pod("low-2")], pdb_violations=1)
+    out = flat(text(report(PodReport(d))))
+    assert "kube-scheduler will preempt 2 pods on n1 and retry there" in out
+    assert "evict 2 lower-priority pods on n1 (default/low-1, default/low-2)" in out
+    assert "violating 1 PodDisruptionBudget" in out
+    assert "What would make it schedulable" not in out  # preemption is the way, said once
+
+
+# ---------------------------------------------------------------------------------------------- safety
+
+
+def test_no_escape_codes_with_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    r, _ = demo()
+    assert not ANSI.search(render_text(r, RenderOptions(color=True, width=80)))
+    monkeypatch.delenv("NO_COLOR")
+    assert ANSI.search(render_text(r, RenderOptions(color=True, width=80)))
+
+
+def test_object_names_are_neither_markup_nor_terminal_control() -> None:
+    p = pod("[bold red]x[/bold red]")
+    d = unschedulable({"[link=http://e]n[/link]": cpu(2000, 0), "evil\x1b[2Jnode": cpu(2000, 0)}, pod=p)
+    out = render_text(report(PodReport(d)), RenderOptions(color=True, width=120))
+    assert "[bold red]x[/bold red]" in out
+    assert "[link=http://e]n[/link]" in out
+    assert "\x1b[2J" not in out and "evil\\x1b[2Jnode" in out
+
+
+@pytest.mark.parametrize(
+    ("details", "want"),
+    [
+        pytest.param(
+            (
+                {
+                    "resource": "memory",
+                    "requested": 6 * 2**30,
+                    "free": 4394396 * 1024,
+                    "allocatable": 14880156 * 1024,
+                },
+            ),
+            "needs 6Gi memory, 4.19Gi free of 14.19Gi allocatable",
+            id="odd memory amounts in readable binary units",
+        ),
+        pytest.param(
+            ({"resource": "memory", "requested": 2**30, "free": 2**30 - 1024, "allocatable": 2**31},),
+            "needs 1Gi memory, 1048575Ki free of 2Gi allocatable",
+            id="rounding never hides a shortfall",
+        ),
+        pytest.param(
+            (
+                {
+                    "constraint": "zone maxSkew=1",
+                    "topologyKey": "zone",
+                    "domain": "a",
+                    "matchingPods": 2,
+                    "selfMatch": 1,
+                    "globalMinimum": 1,
+                    "skew": 2,
+                    "maxSkew": 1,
+                    "eligibleDomains": 2,
+                    "minDomains": 1,
+                },
+            ),
+            "skew would be 2 > maxSkew 1 in zone=a (2 matching pod(s) there, minimum 1)",
+            id="topology spread in a sentence",
+        ),
+        pytest.param(
+            (
+                {
+                    "term": "topologyKey=h selector=[app In [web]]",
+                    "domain": "h=n1",
+                    "matchingPods": 1,
+                    "pods": ["d/w"],
+                },
+            ),
+            "anti-affinity term topologyKey=h selector=[app In [web]]: 1 matching pod(s) in h=n1 (d/w)",
+            id="anti-affinity names the pod in the way",
+        ),
+        pytest.param(({"claims": ["uploads"]},), "claim(s) uploads", id="unbound claims"),
+    ],
+)
+def test_details_in_plain_words(details: tuple[dict[str, Any], ...], want: str) -> None:
+    assert describe_details(details) == want
