@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from kdiagnose.model.objects import ModelError
@@ -83,6 +84,16 @@ def _objects(value: Any, where: str) -> list[tuple[str, Obj]]:
     return out
 
 
+def _dicts(value: Any, where: str) -> None:
+    """A list of JSON objects nobody indexes into deeper here (conditions, ownerReferences, ...)."""
+    if type(value) is list:
+        for i, item in enumerate(value):
+            if type(item) is not dict:
+                raise _fail(f"{where}[{i}]", f"must be a mapping, not a {_type_name(item)}")
+        return
+    _items(value, where)
+
+
 def _string(value: Any, where: str) -> str:
     if value is None:
         return ""
@@ -139,13 +150,25 @@ def _required_string(value: Any, where: str) -> str:
     return text
 
 
+def _scalar_strings(obj: Obj, keys: tuple[str, ...], where: str) -> None:
+    # Hot (every pod of a 150,000-pod dump): the field path is only formatted for an error.
+    for key in keys:
+        v = obj.get(key)
+        if v is not None and type(v) is not str:
+            raise _fail(f"{where}{key}", f"must be a string, not a {_type_name(v)}")
+
+
 def _metadata(obj: Obj, where: str) -> None:
-    meta = _mapping(obj.get("metadata"), f"{where} metadata")
-    _string(meta.get("name"), f"{where} metadata.name")
-    _string(meta.get("namespace"), f"{where} metadata.namespace")
-    _string_map(meta.get("labels"), f"{where} metadata.labels")
-    _string_map(meta.get("annotations"), f"{where} metadata.annotations")
-    _objects(meta.get("ownerReferences"), f"{where} metadata.ownerReferences")
+    meta = obj.get("metadata")
+    if type(meta) is not dict:
+        meta = _mapping(meta, f"{where} metadata")
+    _scalar_strings(meta, ("name", "namespace"), f"{where} metadata.")
+    for key in ("labels", "annotations"):
+        value = meta.get(key)
+        if value is not None:
+            _string_map(value, f"{where} metadata.{key}")
+    if meta.get("ownerReferences") is not None:
+        _dicts(meta["ownerReferences"], f"{where} metadata.ownerReferences")
 
 
 # ---------------------------------------------------------------------------------------------- selectors
@@ -248,32 +271,63 @@ def _affinity(value: Any, where: str) -> None:
             _pod_affinity_term(term, term_at)
 
 
+# Tolerations already found valid, by their fields: 150,000 pods carry a handful of distinct ones.
+_VALID_TOLERATIONS: set[tuple[Any, ...]] = set()
+
+
 def _tolerations(value: Any, where: str) -> None:
     """validateTolerations."""
-    for at, t in _objects(value, where):
-        key = _string(t.get("key"), f"{at}.key")
-        op = _string(t.get("operator"), f"{at}.operator")
-        val = t.get("value")
-        if isinstance(val, list | dict):
-            raise _fail(f"{at}.value", f"must be a string, not a {_type_name(val)}")
-        if not key and op != "Exists":
-            raise _fail(
-                f"{at}.operator",
-                f"Invalid value: {_shown(op)}: operator must be Exists when `key` is empty, "
-                'which means "match all values and all keys"',
-            )
-        seconds = _integer(t.get("tolerationSeconds"), f"{at}.tolerationSeconds")
-        if seconds is not None and not -(2**63) <= seconds <= _INT64_MAX:
-            raise _fail(f"{at}.tolerationSeconds", f"Invalid value: {seconds}: must fit in an int64")
-        effect = _enum(t.get("effect"), f"{at}.effect", _TAINT_EFFECTS)
-        if seconds is not None and effect != "NoExecute":
-            raise _fail(
-                f"{at}.effect", "Invalid value: effect must be 'NoExecute' when `tolerationSeconds` is set"
-            )
-        if op == "Exists" and val not in (None, ""):
-            raise _fail(f"{at}.operator", "Invalid value: value must be empty when `operator` is 'Exists'")
-        if op not in ("", "Equal", "Exists"):
-            raise _unsupported(op, f"{at}.operator", ("Equal", "Exists"))
+    if type(value) is list:
+        for i, t in enumerate(value):
+            if type(t) is dict:
+                sig = (
+                    t.get("key"),
+                    t.get("operator"),
+                    t.get("value"),
+                    t.get("effect"),
+                    t.get("tolerationSeconds"),
+                )
+                try:
+                    if sig in _VALID_TOLERATIONS:
+                        continue
+                except TypeError:  # an unhashable (wrong-typed) field: the full check names it
+                    sig = ()  # type: ignore[assignment]
+            else:
+                sig = ()  # type: ignore[assignment]
+            _toleration(t, f"{where}[{i}]")
+            if sig and len(_VALID_TOLERATIONS) < 4096:
+                _VALID_TOLERATIONS.add(sig)
+        return
+    _items(value, where)
+
+
+def _toleration(raw: Any, at: str) -> None:
+    if not isinstance(raw, dict):
+        raise _fail(at, f"must be a mapping, not a {_type_name(raw)}")
+    t: Obj = raw
+    key = _string(t.get("key"), f"{at}.key")
+    op = _string(t.get("operator"), f"{at}.operator")
+    val = t.get("value")
+    if isinstance(val, list | dict):
+        raise _fail(f"{at}.value", f"must be a string, not a {_type_name(val)}")
+    if not key and op != "Exists":
+        raise _fail(
+            f"{at}.operator",
+            f"Invalid value: {_shown(op)}: operator must be Exists when `key` is empty, "
+            'which means "match all values and all keys"',
+        )
+    seconds = _integer(t.get("tolerationSeconds"), f"{at}.tolerationSeconds")
+    if seconds is not None and not -(2**63) <= seconds <= _INT64_MAX:
+        raise _fail(f"{at}.tolerationSeconds", f"Invalid value: {seconds}: must fit in an int64")
+    effect = _enum(t.get("effect"), f"{at}.effect", _TAINT_EFFECTS)
+    if seconds is not None and effect != "NoExecute":
+        raise _fail(
+            f"{at}.effect", "Invalid value: effect must be 'NoExecute' when `tolerationSeconds` is set"
+        )
+    if op == "Exists" and val not in (None, ""):
+        raise _fail(f"{at}.operator", "Invalid value: value must be empty when `operator` is 'Exists'")
+    if op not in ("", "Equal", "Exists"):
+        raise _unsupported(op, f"{at}.operator", ("Equal", "Exists"))
 
 
 def _spread_constraints(value: Any, where: str) -> None:
@@ -313,18 +367,29 @@ def _spread_constraints(value: Any, where: str) -> None:
 # ---------------------------------------------------------------------------------------------- kinds
 
 
+@lru_cache(maxsize=4096)
+def _str_amount(name: str, q: str) -> int:
+    # A dump spells a few dozen distinct quantities across all its pods.
+    return resource_value(name, q)
+
+
 def _quantities(value: Any, where: str) -> None:
     """A ResourceList: valid, non-negative quantities (ValidateResourceQuantityValue) that fit the int64
     kube-scheduler computes in (a larger one would overflow there: no replay could be faithful)."""
+    if value is None:
+        return
     for name, q in _mapping(value, where).items():
-        at = f"{where}.{name}"
         try:
-            amount = resource_value(str(name), q)
+            amount = _str_amount(str(name), q) if type(q) is str else resource_value(str(name), q)
+            if 0 <= amount <= _INT64_MAX:
+                continue
         except QuantityError as e:
+            at = f"{where}.{name}"
             reason = str(e)
             raise _fail(
                 at, reason if len(reason) <= 200 else f"{reason[:120]}... (invalid quantity)"
             ) from None
+        at = f"{where}.{name}"
         if amount < 0:
             raise _fail(at, f"Invalid value: {_shown(q)}: must be greater than or equal to 0")
         if amount > _INT64_MAX:
@@ -332,18 +397,21 @@ def _quantities(value: Any, where: str) -> None:
 
 
 def _resource_lists(res: Obj, where: str) -> None:
-    _quantities(res.get("requests"), f"{where}.requests")
-    _quantities(res.get("limits"), f"{where}.limits")
+    for key in ("requests", "limits"):
+        if res.get(key) is not None:
+            _quantities(res[key], f"{where}.{key}")
 
 
 def _container(c: Obj, where: str) -> None:
-    _string(c.get("name"), f"{where}.name")
-    _string(c.get("image"), f"{where}.image")
-    _string(c.get("restartPolicy"), f"{where}.restartPolicy")
-    res = _mapping(c.get("resources"), f"{where}.resources")
-    _resource_lists(res, f"{where}.resources")
-    _objects(res.get("claims"), f"{where}.resources.claims")
-    for at, p in _objects(c.get("ports"), f"{where}.ports"):
+    _scalar_strings(c, ("name", "image", "restartPolicy"), f"{where}.")
+    if c.get("resources") is not None:
+        res = _mapping(c["resources"], f"{where}.resources")
+        _resource_lists(res, f"{where}.resources")
+        if res.get("claims") is not None:
+            _dicts(res["claims"], f"{where}.resources.claims")
+    if c.get("ports") is None:
+        return
+    for at, p in _objects(c["ports"], f"{where}.ports"):
         for name in ("hostPort", "containerPort"):
             port = _integer(p.get(name), f"{at}.{name}")
             if port is not None and not 0 <= port <= 65535:
@@ -355,24 +423,56 @@ def _container(c: Obj, where: str) -> None:
 def validate_pod(obj: Obj, where: str) -> None:
     """The fields of a Pod the replay reads, as the API server would decode and validate them."""
     _metadata(obj, where)
-    spec = _mapping(obj.get("spec"), f"{where} spec")
+    spec = obj.get("spec")
+    if type(spec) is not dict:
+        spec = _mapping(spec, f"{where} spec")
     for key in ("containers", "initContainers"):
-        for at, c in _objects(spec.get(key), f"{where} spec.{key}"):
-            _container(c, at)
-    for key in ("nodeName", "schedulerName", "priorityClassName", "preemptionPolicy", "runtimeClassName"):
-        _string(spec.get(key), f"{where} spec.{key}")
-    prio = _integer(spec.get("priority"), f"{where} spec.priority")
-    if prio is not None and not -(2**31) <= prio <= _INT32_MAX:
-        raise _fail(f"{where} spec.priority", f"Invalid value: {prio}: must fit in an int32")
-    _boolean(spec.get("hostNetwork"), f"{where} spec.hostNetwork")
-    _string_map(spec.get("nodeSelector"), f"{where} spec.nodeSelector")
+        if spec.get(key) is not None:
+            for at, c in _objects(spec[key], f"{where} spec.{key}"):
+                _container(c, at)
+    _scalar_strings(
+        spec,
+        ("nodeName", "schedulerName", "priorityClassName", "preemptionPolicy", "runtimeClassName"),
+        f"{where} spec.",
+    )
+    prio = spec.get("priority")
+    if prio is not None and (type(prio) is not int or not -(2**31) <= prio <= _INT32_MAX):
+        prio = _integer(prio, f"{where} spec.priority")
+        if prio is not None and not -(2**31) <= prio <= _INT32_MAX:
+            raise _fail(f"{where} spec.priority", f"Invalid value: {prio}: must fit in an int32")
+    if spec.get("hostNetwork") is not None:
+        _boolean(spec["hostNetwork"], f"{where} spec.hostNetwork")
+    if spec.get("nodeSelector") is not None:
+        _string_map(spec["nodeSelector"], f"{where} spec.nodeSelector")
+    _pod_spec_rest(spec, where)
+    status = obj.get("status")
+    if status is None:
+        return
+    if type(status) is not dict:
+        status = _mapping(status, f"{where} status")
+    _scalar_strings(status, ("phase", "nominatedNodeName", "startTime", "resize"), f"{where} status.")
+    for key in ("conditions", "resourceClaimStatuses"):
+        if status.get(key) is not None:
+            _dicts(status[key], f"{where} status.{key}")
+    if status.get("containerStatuses") is None:
+        return
+    for at, cs in _objects(status["containerStatuses"], f"{where} status.containerStatuses"):
+        if cs.get("resources") is not None:
+            _resource_lists(_mapping(cs["resources"], f"{at}.resources"), f"{at}.resources")
+        _quantities(cs.get("allocatedResources"), f"{at}.allocatedResources")
+
+
+def _pod_spec_rest(spec: Obj, where: str) -> None:
+    """The Pod spec fields most pods lack, each checked only when present."""
     if "affinity" in spec:
         _affinity(spec["affinity"], f"{where} spec.affinity")
     if "tolerations" in spec:
         _tolerations(spec["tolerations"], f"{where} spec.tolerations")
     if "topologySpreadConstraints" in spec:
         _spread_constraints(spec["topologySpreadConstraints"], f"{where} spec.topologySpreadConstraints")
-    for at, v in _objects(spec.get("volumes"), f"{where} spec.volumes"):
+    for at, v in (
+        _objects(spec["volumes"], f"{where} spec.volumes") if spec.get("volumes") is not None else ()
+    ):
         _string(v.get("name"), f"{at}.name")
         for src, src_value in v.items():
             if src != "name":
@@ -380,23 +480,17 @@ def validate_pod(obj: Obj, where: str) -> None:
         pvc = v.get("persistentVolumeClaim")
         if pvc is not None:
             _required_string(pvc.get("claimName"), f"{at}.persistentVolumeClaim.claimName")
-    _quantities(spec.get("overhead"), f"{where} spec.overhead")
+    if spec.get("overhead") is not None:
+        _quantities(spec["overhead"], f"{where} spec.overhead")
     if spec.get("resources") is not None:
         _resource_lists(_mapping(spec["resources"], f"{where} spec.resources"), f"{where} spec.resources")
-    for at, g in _objects(spec.get("schedulingGates"), f"{where} spec.schedulingGates"):
-        _required_string(g.get("name"), f"{at}.name")
-    for at, c in _objects(spec.get("resourceClaims"), f"{where} spec.resourceClaims"):
-        _required_string(c.get("name"), f"{at}.name")
-        _string(c.get("resourceClaimName"), f"{at}.resourceClaimName")
-        _string(c.get("resourceClaimTemplateName"), f"{at}.resourceClaimTemplateName")
-    status = _mapping(obj.get("status"), f"{where} status")
-    for key in ("phase", "nominatedNodeName", "startTime", "resize"):
-        _string(status.get(key), f"{where} status.{key}")
-    _objects(status.get("conditions"), f"{where} status.conditions")
-    _objects(status.get("resourceClaimStatuses"), f"{where} status.resourceClaimStatuses")
-    for at, cs in _objects(status.get("containerStatuses"), f"{where} status.containerStatuses"):
-        _resource_lists(_mapping(cs.get("resources"), f"{at}.resources"), f"{at}.resources")
-        _quantities(cs.get("allocatedResources"), f"{at}.allocatedResources")
+    if spec.get("schedulingGates") is not None:
+        for at, g in _objects(spec["schedulingGates"], f"{where} spec.schedulingGates"):
+            _required_string(g.get("name"), f"{at}.name")
+    if spec.get("resourceClaims") is not None:
+        for at, c in _objects(spec["resourceClaims"], f"{where} spec.resourceClaims"):
+            _required_string(c.get("name"), f"{at}.name")
+            _scalar_strings(c, ("resourceClaimName", "resourceClaimTemplateName"), f"{at}.")
 
 
 def validate_node(obj: Obj, where: str) -> None:
@@ -405,7 +499,8 @@ def validate_node(obj: Obj, where: str) -> None:
     spec = _mapping(obj.get("spec"), f"{where} spec")
     _boolean(spec.get("unschedulable"), f"{where} spec.unschedulable")
     seen: set[tuple[str, str]] = set()
-    for at, t in _objects(spec.get("taints"), f"{where} spec.taints"):
+    taints = spec.get("taints")
+    for at, t in _objects(taints, f"{where} spec.taints") if taints is not None else ():
         key = _required_string(t.get("key"), f"{at}.key")
         val = t.get("value")
         if isinstance(val, list | dict):
@@ -417,7 +512,7 @@ def validate_node(obj: Obj, where: str) -> None:
     status = _mapping(obj.get("status"), f"{where} status")
     _quantities(status.get("allocatable"), f"{where} status.allocatable")
     _quantities(status.get("capacity"), f"{where} status.capacity")
-    _objects(status.get("conditions"), f"{where} status.conditions")
+    _dicts(status.get("conditions"), f"{where} status.conditions")
     for at, img in _objects(status.get("images"), f"{where} status.images"):
         _strings(img.get("names"), f"{at}.names")
         _integer(img.get("sizeBytes"), f"{at}.sizeBytes")
@@ -542,10 +637,14 @@ def _printable(value: Any) -> str:
 def validate(obj: Obj) -> None:
     """Any object of a kind the replay reads; ModelError names the object and the field."""
     kind = obj.get("kind")
-    where = object_label(obj)
-    if kind == "Pod":
-        validate_pod(obj, where)
-    elif kind == "Node":
-        validate_node(obj, where)
-    else:
-        validate_object(obj, where)
+    # The checks name fields relative to the object (" spec.x: ..."); the object's name is only looked up
+    # for an error, as most objects of a large dump are fine.
+    try:
+        if kind == "Pod":
+            validate_pod(obj, "")
+        elif kind == "Node":
+            validate_node(obj, "")
+        else:
+            validate_object(obj, "")
+    except ModelError as e:
+        raise ModelError(f"{object_label(obj)}{e}") from None

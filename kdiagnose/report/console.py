@@ -906,6 +906,8 @@ def _overview(out: _Out, pods: list[PodReport]) -> None:
         short = glance(pr)
         if word == "schedulable":
             short = f"binds to {pr.diagnosis.chosen}"
+        elif word in ("ignored", "bound"):
+            short = _headline(pr)[2]
         out.para(f"{word:<13} {pr.diagnosis.pod.key}" + (f": {short}" if short else ""), 2, 16)
     if len(pods) > _MAX_OVERVIEW:
         out.line(f"  … {len(pods) - _MAX_OVERVIEW} more below", "dim")
