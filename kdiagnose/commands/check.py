@@ -5,6 +5,7 @@ Exit codes: 0 every workload passes the --fail-on policy, 1 one fails it, 2 usag
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -102,12 +103,15 @@ def check_command(
         False, "--strict-config", help="Reject scheduler configs with parts kdiagnose cannot replay."
     ),
     no_remedies: bool = typer.Option(False, "--no-remedies", help="Skip remedies (faster)."),
+    no_color: bool = typer.Option(False, "--no-color", help="No color (also: NO_COLOR set)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
     """Check that workload manifests (Deployments, StatefulSets, DaemonSets, Jobs, ...) fit on a cluster snapshot."""
     from kdiagnose.gate import FAIL_ON, GateOptions, default_remedy_fn, exit_code, load_workloads, run_gate
     from kdiagnose.gateconfig import GateConfig, discover_config, load_gate_config
 
+    if no_color:
+        os.environ["NO_COLOR"] = "1"  # the human renderers read it; accepted for kubectl-like symmetry
     if output not in OUTPUTS:
         raise UsageError(f"invalid --output {output!r}: choose one of {', '.join(OUTPUTS)}")
     if fail_on is not None and fail_on not in FAIL_ON:

@@ -96,6 +96,7 @@ class _Status(Struct, omit_defaults=True):
     resourceClaimStatuses: Any = UNSET
     resize: Any = UNSET
     containerStatuses: list[_ContainerStatus] | UnsetType = UNSET
+    initContainerStatuses: list[_ContainerStatus] | UnsetType = UNSET
 
 
 class _Item(Struct, omit_defaults=True):

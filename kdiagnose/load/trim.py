@@ -105,8 +105,11 @@ def trim_pod(obj: Obj) -> Obj:
         new_status["conditions"] = [
             c for c in conds if isinstance(c, dict) and c.get("type") in POD_CONDITIONS
         ]
-    statuses = status.get("containerStatuses") if isinstance(status, dict) else None
-    if isinstance(statuses, list):
+    # initContainerStatuses: sidecars' in-place resize status counts toward requests.
+    for status_key in ("containerStatuses", "initContainerStatuses"):
+        statuses = status.get(status_key) if isinstance(status, dict) else None
+        if not isinstance(statuses, list):
+            continue
         slim = []
         for cs in statuses:
             if not isinstance(cs, dict):
@@ -116,7 +119,7 @@ def trim_pod(obj: Obj) -> Obj:
             if isinstance(waiting, dict):
                 s["state"] = {"waiting": _pick(waiting, ("reason", "message"))}
             slim.append(s)
-        new_status["containerStatuses"] = slim
+        new_status[status_key] = slim
     return {
         "apiVersion": obj.get("apiVersion", "v1"),
         "kind": "Pod",

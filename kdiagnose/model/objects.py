@@ -270,15 +270,18 @@ class Pod:
             _dict(c) for c in _list(status.get("resourceClaimStatuses"))
         ]
         self.resize_status: str = str(status.get("resize") or "")
-        # Actuated (status.containerStatuses[].resources) and allocated requests, for in-place resize.
+        # Actuated (status.*ContainerStatuses[].resources) and allocated requests, for in-place resize.
+        # component-helpers/resource AggregateContainerRequests: a status counts only when it has
+        # `resources` (allocatedResources alone is ignored); sidecars' come from initContainerStatuses.
         self.container_statuses: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
-        for i, cs in enumerate(map(_dict, _list(status.get("containerStatuses")))):
-            actual = _dict(_dict(cs.get("resources")).get("requests"))
-            alloc = _dict(cs.get("allocatedResources"))
-            if actual or alloc:
+        for key in ("containerStatuses", "initContainerStatuses"):
+            for i, cs in enumerate(map(_dict, _list(status.get(key)))):
+                res = cs.get("resources")
+                if not isinstance(res, dict):
+                    continue
                 self.container_statuses[str(cs.get("name") or "")] = (
-                    parse_resource_list(actual, f"{where} status.containerStatuses[{i}].resources.requests"),
-                    parse_resource_list(alloc, f"{where} status.containerStatuses[{i}].allocatedResources"),
+                    parse_resource_list(res.get("requests"), f"{where} status.{key}[{i}].resources.requests"),
+                    parse_resource_list(cs.get("allocatedResources"), f"{where} status.{key}[{i}].allocatedResources"),
                 )
         # Filled by kdiagnose.model.requests.finish_pod once the dialect is known.
         self.requests: dict[str, int] = {}

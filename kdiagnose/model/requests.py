@@ -30,12 +30,12 @@ def _non_missing(reqs: dict[str, int]) -> dict[str, int]:
 
 
 def _resize_infeasible(pod: Pod) -> bool:
-    if pod.resize_status == "Infeasible":
-        return True
-    return any(
-        c.get("type") == "PodResizePending" and c.get("reason") == "Infeasible" and c.get("status") == "True"
-        for c in pod.conditions
-    )
+    """IsPodResizeInfeasible (component-helpers/resource): the FIRST PodResizePending condition decides, by
+    its reason alone; the deprecated status.resize field is not read (v1.33+, the only releases that use it)."""
+    for c in pod.conditions:
+        if c.get("type") == "PodResizePending":
+            return c.get("reason") == "Infeasible"
+    return False
 
 
 def _container_reqs(pod: Pod, c: Container, use_status: bool) -> dict[str, int]:

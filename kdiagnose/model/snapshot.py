@@ -29,13 +29,12 @@ def has_required_anti_affinity(pod: Pod) -> bool:
 
 
 def _pvc_keys(pod: Pod) -> list[str]:
+    """updatePVCRefCounts (framework/types.go): persistentVolumeClaim volumes only, not ephemeral ones."""
     keys = []
     for v in pod.volumes:
         claim = v.get("persistentVolumeClaim")
-        if isinstance(claim, dict) and claim.get("claimName"):
-            keys.append(f"{pod.namespace}/{claim['claimName']}")
-        elif isinstance(v.get("ephemeral"), dict):
-            keys.append(f"{pod.namespace}/{pod.name}-{v.get('name')}")
+        if isinstance(claim, dict):
+            keys.append(f"{pod.namespace}/{claim.get('claimName') or ''}")
     return keys
 
 
@@ -94,18 +93,23 @@ class NodeInfo:
     def remove_pod(self, pod: Pod) -> None:
         for i, p in enumerate(self.pods):
             if p is pod:
-                del self.pods[i]
                 break
         else:
-            return
+            # RemovePod finds the pod by UID (GetPodKey); a copy of a bound pod removes the original.
+            i = next((j for j, p in enumerate(self.pods) if pod.uid and p.uid == pod.uid), -1)
+            if i < 0:
+                return
+            pod = self.pods[i]
+        del self.pods[i]
         req = self.requested
         for k, v in pod.requests.items():
             req[k] = req.get(k, 0) - v
         self.non_zero_cpu -= pod.non_zero_cpu
         self.non_zero_mem -= pod.non_zero_mem
-        for port in pod.host_ports():
-            if port in self.used_ports:
-                self.used_ports.remove(port)
+        gone = pod.host_ports()
+        if gone:
+            # HostPortInfo is a set: removing a port frees it even if another pod also declared it.
+            self.used_ports = [u for u in self.used_ports if u not in gone]
         self.pods_with_affinity = [p for p in self.pods_with_affinity if p is not pod]
         self.pods_with_required_anti_affinity = [
             p for p in self.pods_with_required_anti_affinity if p is not pod

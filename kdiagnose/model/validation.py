@@ -454,12 +454,13 @@ def validate_pod(obj: Obj, where: str) -> None:
     for key in ("conditions", "resourceClaimStatuses"):
         if status.get(key) is not None:
             _dicts(status[key], f"{where} status.{key}")
-    if status.get("containerStatuses") is None:
-        return
-    for at, cs in _objects(status["containerStatuses"], f"{where} status.containerStatuses"):
-        if cs.get("resources") is not None:
-            _resource_lists(_mapping(cs["resources"], f"{at}.resources"), f"{at}.resources")
-        _quantities(cs.get("allocatedResources"), f"{at}.allocatedResources")
+    for status_key in ("containerStatuses", "initContainerStatuses"):
+        if status.get(status_key) is None:
+            continue
+        for at, cs in _objects(status[status_key], f"{where} status.{status_key}"):
+            if cs.get("resources") is not None:
+                _resource_lists(_mapping(cs["resources"], f"{at}.resources"), f"{at}.resources")
+            _quantities(cs.get("allocatedResources"), f"{at}.allocatedResources")
 
 
 def _pod_spec_rest(spec: Obj, where: str) -> None:
