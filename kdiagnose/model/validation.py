@@ -28,6 +28,7 @@ _NODE_SELECTOR_OPS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 _LABEL_SELECTOR_OPS = ("In", "NotIn", "Exists", "DoesNotExist")
 _INT_RE = re.compile(r"^[+-]?[0-9]+$")
 _INT32_MAX = 2**31 - 1
+_CONTAINER_TYPES = frozenset((list, dict))
 _INT64_MAX = 2**63 - 1
 
 
@@ -110,7 +111,7 @@ def _string_map(value: Any, where: str) -> None:
     """map[string]string (labels, annotations, nodeSelector). Scalars are accepted as their text: YAML
     writers often leave `version: 1` unquoted, and the replay compares text."""
     for k, v in _mapping(value, where).items():
-        if isinstance(v, list | dict):
+        if type(v) in _CONTAINER_TYPES:
             raise _fail(f"{where}.{k}", f"must be a string, not a {_type_name(v)}")
 
 
@@ -279,6 +280,7 @@ def _tolerations(value: Any, where: str) -> None:
     """validateTolerations."""
     if type(value) is list:
         for i, t in enumerate(value):
+            sig: tuple[Any, ...] = ()
             if type(t) is dict:
                 sig = (
                     t.get("key"),
@@ -291,9 +293,7 @@ def _tolerations(value: Any, where: str) -> None:
                     if sig in _VALID_TOLERATIONS:
                         continue
                 except TypeError:  # an unhashable (wrong-typed) field: the full check names it
-                    sig = ()  # type: ignore[assignment]
-            else:
-                sig = ()  # type: ignore[assignment]
+                    sig = ()
             _toleration(t, f"{where}[{i}]")
             if sig and len(_VALID_TOLERATIONS) < 4096:
                 _VALID_TOLERATIONS.add(sig)
@@ -382,6 +382,8 @@ def _quantities(value: Any, where: str) -> None:
         try:
             amount = _str_amount(str(name), q) if type(q) is str else resource_value(str(name), q)
             if 0 <= amount <= _INT64_MAX:
+                if type(q) is str and type(name) is str and len(_GOOD_QUANTITIES) < 65536:
+                    _GOOD_QUANTITIES.add((name, q))
                 continue
         except QuantityError as e:
             at = f"{where}.{name}"
@@ -402,7 +404,49 @@ def _resource_lists(res: Obj, where: str) -> None:
             _quantities(res[key], f"{where}.{key}")
 
 
+# (resource name, quantity string) pairs already found valid: the fast path of `_container_ok`.
+_GOOD_QUANTITIES: set[tuple[str, str]] = set()
+
+
+def _container_ok(c: Obj) -> bool:
+    """The common case of `_container` without building field paths: True when it would pass."""
+    for key in ("name", "image", "restartPolicy"):
+        v = c.get(key)
+        if v is not None and type(v) is not str:
+            return False
+    res = c.get("resources")
+    if res is not None:
+        if type(res) is not dict or res.get("claims") is not None:
+            return False
+        for key in ("requests", "limits"):
+            rl = res.get(key)
+            if rl is not None:
+                if type(rl) is not dict:
+                    return False
+                for item in rl.items():
+                    if item not in _GOOD_QUANTITIES:
+                        return False
+    ports = c.get("ports")
+    if ports is not None:
+        if type(ports) is not list:
+            return False
+        for p in ports:
+            if type(p) is not dict:
+                return False
+            for key in ("hostPort", "containerPort"):
+                v = p.get(key)
+                if v is not None and (type(v) is not int or not 0 <= v <= 65535):
+                    return False
+            for key in ("protocol", "hostIP"):
+                v = p.get(key)
+                if v is not None and type(v) is not str:
+                    return False
+    return True
+
+
 def _container(c: Obj, where: str) -> None:
+    if _container_ok(c):
+        return
     _scalar_strings(c, ("name", "image", "restartPolicy"), f"{where}.")
     if c.get("resources") is not None:
         res = _mapping(c["resources"], f"{where}.resources")
@@ -457,7 +501,12 @@ def validate_pod(obj: Obj, where: str) -> None:
     for status_key in ("containerStatuses", "initContainerStatuses"):
         if status.get(status_key) is None:
             continue
-        for at, cs in _objects(status[status_key], f"{where} status.{status_key}"):
+        statuses = status[status_key]
+        _dicts(statuses, f"{where} status.{status_key}")
+        for i, cs in enumerate(statuses):
+            if cs.get("resources") is None and cs.get("allocatedResources") is None:
+                continue
+            at = f"{where} status.{status_key}[{i}]"
             if cs.get("resources") is not None:
                 _resource_lists(_mapping(cs["resources"], f"{at}.resources"), f"{at}.resources")
             _quantities(cs.get("allocatedResources"), f"{at}.allocatedResources")

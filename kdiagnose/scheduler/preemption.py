@@ -329,11 +329,7 @@ class Evaluator:
         if not all_nodes:
             return Status.error("no nodes available")
         # findCandidates: only nodes whose filter status is Unschedulable may be helped by evicting pods.
-        potential = [
-            ni
-            for ni in all_nodes
-            if (s := self._status_of(d, ni.name)) is not None and s.code == Code.UNSCHEDULABLE
-        ]
+        potential = self.nodes_for_status_code(d, Code.UNSCHEDULABLE)
         candidates: list[Candidate] = []
         statuses: dict[str, Status] = {}
         errors: list[str] = []
@@ -353,6 +349,15 @@ class Evaluator:
             return Status.unschedulable(ERR_NO_CANDIDATE)
         d.preemption = Preemption(best.name, list(best.victims), best.num_pdb_violations)
         return SUCCESS
+
+    def nodes_for_status_code(self, d: Diagnosis, code: Code) -> list[NodeInfo]:
+        """NodeToStatus.NodesForStatusCode: the snapshot's nodes whose status (explicit, else the absent
+        nodes' status) has `code`, in snapshot order."""
+        return [
+            ni
+            for ni in self.framework.snapshot.node_infos
+            if (s := self._status_of(d, ni.name)) is not None and s.code == code
+        ]
 
     def dry_run_preemption(
         self,
