@@ -185,7 +185,7 @@ def diagnose_command(
     if output not in OUTPUT_FORMATS:
         raise UsageError(f"invalid --output {output!r}: choose one of {', '.join(OUTPUT_FORMATS)}")
     dialect = dialect_option(k8s_version)
-    from kdiagnose.load.dump import load_snapshot
+    from kdiagnose.load.dump import load_snapshot, require_known_kinds
     from kdiagnose.pipeline import diagnose_snapshot
 
     profiles = None
@@ -200,7 +200,8 @@ def diagnose_command(
         from kdiagnose.model.pools import load_pools
 
         pools = load_pools(pools_file)
-    snapshot, _ = load_snapshot(files, dialect)
+    snapshot, loaded = load_snapshot(files, dialect)
+    require_known_kinds(snapshot, loaded, files)
     report = diagnose_snapshot(
         snapshot,
         profiles,

@@ -28,6 +28,7 @@ __all__ = [
     "input_warnings",
     "load_snapshot",
     "recorded_for",
+    "require_known_kinds",
 ]
 
 Obj = dict[str, Any]
@@ -97,17 +98,23 @@ def load_snapshot(
         if was_enabled:
             gc.freeze()
             gc.enable()
-    if result.objects and not snap.node_infos and not snap.pods and snap.present <= {"Node", "Pod"}:
-        # Only kinds the replay never reads: an empty report would pass for "nothing is pending".
-        skipped = ", ".join(f"{n} {k}" for k, n in sorted(snap.skipped.items()))
-        raise InputError(
-            f"{', '.join(paths) or '<stdin>'}: no objects of a kind kdiagnose reads (Nodes, Pods, ...); "
-            f"skipped {skipped}"
-        )
     for w in input_warnings(result):
         if w not in snap.warnings:
             snap.warnings.append(w)
     return snap, result
+
+
+def require_known_kinds(snap: Snapshot, result: LoadResult, paths: list[str]) -> None:
+    """Objects only of kinds the replay never reads: an empty report would pass for "nothing is pending"."""
+    if result.objects and not snap.node_infos and not snap.pods and snap.present <= {"Node", "Pod"}:
+        skipped = ", ".join(f"{n} {k}" for k, n in sorted(snap.skipped.items()))
+        hint = ""
+        if "KubeSchedulerConfiguration" in snap.skipped:
+            hint = " (a KubeSchedulerConfiguration goes to --scheduler-config)"
+        raise InputError(
+            f"{', '.join(paths) or '<stdin>'}: no objects of a kind kdiagnose reads (Nodes, Pods, ...); "
+            f"skipped {skipped}{hint}"
+        )
 
 
 # ---------------------------------------------------------------------------------------------- events

@@ -424,7 +424,7 @@ def _container_ok(c: Obj) -> bool:
                 if type(rl) is not dict:
                     return False
                 for item in rl.items():
-                    if item not in _GOOD_QUANTITIES:
+                    if type(item[1]) is not str or item not in _GOOD_QUANTITIES:
                         return False
     ports = c.get("ports")
     if ports is not None:

@@ -10,10 +10,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from kdiagnose.scheduler import names as n
-from kdiagnose.scheduler.diagnosis import Diagnosis, PluginScore, ScoreBreakdown
+from kdiagnose.scheduler.diagnosis import Diagnosis, ScoreTable
 from kdiagnose.scheduler.fit_error import NO_NODES_AVAILABLE, fit_error_message, truncate_event
 from kdiagnose.scheduler.framework import (
-    MAX_NODE_SCORE,
     SUCCESS,
     Code,
     CycleState,
@@ -116,13 +115,45 @@ class Framework:
             if pl.name in skipped:
                 continue
             s = pl.filter(state, pod, node_info)
-            if not s.ok:
-                if s.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
-                    # RunFilterPlugins wraps a non-rejection: `running "<plugin>" filter plugin: <err>`.
-                    msg = f'running "{pl.name}" filter plugin: {s.message}'
-                    return Status(Code.ERROR, (msg,), pl.name, s.details)
-                return s.with_plugin(pl.name)
+            if s.code is not Code.SUCCESS:
+                return self._rejection(pl, s)
         return SUCCESS
+
+    def _filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> dict[str, Status]:
+        """Every node's verdict, in node order. Plugin-major (each plugin over the nodes still standing):
+        the same first-failure result as node-major, since plugins are pure, at a fraction of the calls."""
+        if self.has_nominated_pods(pod):
+            return {ni.name: self.run_filters_with_nominated(state, pod, ni) for ni in nodes}
+        skipped: set[str] = state.read(_SKIP_KEY) or set()
+        rejected: dict[str, Status] = {}
+        remaining = nodes
+        for pl in self.filter_plugins:
+            if pl.name in skipped:
+                continue
+            f = pl.filter
+            keep: list[NodeInfo] = []
+            for ni in remaining:
+                st = f(state, pod, ni)
+                if st.code is Code.SUCCESS:
+                    keep.append(ni)
+                else:
+                    rejected[ni.name] = self._rejection(pl, st)
+            remaining = keep
+            if not remaining:
+                break
+        return {ni.name: rejected.get(ni.name, SUCCESS) for ni in nodes}
+
+    @staticmethod
+    def _rejection(pl: Plugin, s: Status) -> Status:
+        if s.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+            # RunFilterPlugins wraps a non-rejection: `running "<plugin>" filter plugin: <err>`.
+            msg = f'running "{pl.name}" filter plugin: {s.message}'
+            return Status(Code.ERROR, (msg,), pl.name, s.details)
+        return s.with_plugin(pl.name)
+
+    def has_nominated_pods(self, pod: Pod) -> bool:
+        """Whether any node carries pods nominated ahead of this one (never in file mode)."""
+        return False
 
     def nominated_pods_for(self, pod: Pod, node_name: str) -> list[Pod]:
         """Pods nominated to a node with priority >= the pod's; off in file mode (each pending pod alone)."""
@@ -236,14 +267,11 @@ class Framework:
             d.not_evaluated = [ni.name for ni in nodes if ni.name not in pre_result.node_names]
             plugins = " ".join(sorted(with_nodes))
             d.absent = Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{plugins}]")
-        feasible: list[NodeInfo] = []
-        for ni in candidates:
-            s = self.run_filters_with_nominated(state, pod, ni)
-            d.verdicts[ni.name] = s
-            if s.ok:
-                feasible.append(ni)
-            elif s.code == Code.ERROR:
-                d.full_message = d.message = s.message
+        d.verdicts = self._filter_nodes(state, pod, candidates)
+        feasible = [ni for ni in candidates if d.verdicts[ni.name].code is Code.SUCCESS]
+        for st in d.verdicts.values():
+            if st.code is Code.ERROR:
+                d.full_message = d.message = st.message
                 return d
         nominated = pod.nominated_node_name
         if nominated_status is not None and nominated not in d.verdicts:
@@ -311,26 +339,23 @@ class Framework:
             s = pl.pre_score(state, pod, feasible)
             if s.code == Code.SKIP:
                 skipped.add(pl.name)
-        breakdowns = {ni.name: ScoreBreakdown(ni.name) for ni in feasible}
+        table = ScoreTable([ni.name for ni in feasible])
         for pl, weight in self.score_plugins:
             if pl.name in skipped:
-                for b in breakdowns.values():
-                    b.skipped.append(pl.name)
+                table.skipped.append(pl.name)
                 continue
             raw: dict[str, int] = {}
+            score = pl.score
             for ni in feasible:
-                v, _ = pl.score(state, pod, ni)
-                raw[ni.name] = v
+                raw[ni.name] = score(state, pod, ni)[0]
             normalized = dict(raw)
             pl.normalize_score(state, pod, normalized)
-            for name, v in normalized.items():
-                breakdowns[name].plugins[pl.name] = PluginScore(
-                    pl.name, raw[name], max(0, min(MAX_NODE_SCORE, v)), weight
-                )
-        d.scores = breakdowns
+            table.add(pl.name, weight, raw, normalized)
+        d.scores = table
         d.scored_by_scheduler = len(feasible) > 1
-        best = max(b.total for b in breakdowns.values())
-        d.top_nodes = sorted(name for name, b in breakdowns.items() if b.total == best)
+        totals = table.totals
+        best = max(totals.values())
+        d.top_nodes = sorted(name for name, t in totals.items() if t == best)
         if len(feasible) == 1:
             d.top_nodes = [feasible[0].name]
         d.chosen = d.top_nodes[0]

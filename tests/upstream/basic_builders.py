@@ -96,6 +96,88 @@ class BasicPod(PodWrapper):
         self._spec.update(copy.deepcopy(fields))
         return self
 
+    # ------------------------------------------------- NodePorts, NodeInfo, PodRequests ports
+    def uid(self, uid: str) -> BasicPod:
+        super().uid(uid)
+        return self
+
+    def namespace(self, ns: str) -> BasicPod:
+        super().namespace(ns)
+        return self
+
+    def container_port(self, ports: list[Obj]) -> BasicPod:
+        """ContainerPort(): a container of its own declaring `ports` (ContainerPort dicts)."""
+        n = len(self._spec["containers"])
+        self._spec["containers"].append({"name": f"con{n}", "image": "pause", "ports": copy.deepcopy(ports)})
+        return self
+
+    def init_container_port(self, sidecar: bool, ports: list[Obj]) -> BasicPod:
+        """InitContainerPort(sidecar, ports): an init container (restartPolicy Always if sidecar)."""
+        n = len(self._spec.setdefault("initContainers", []))
+        c: Obj = {"name": f"init-con{n}", "image": "pause", "ports": copy.deepcopy(ports)}
+        if sidecar:
+            c["restartPolicy"] = "Always"
+        self._spec["initContainers"].append(c)
+        return self
+
+    def named_container(
+        self,
+        name: str,
+        requests: dict[str, Any] | None = None,
+        init: bool = False,
+        restart_policy: str = "",
+    ) -> BasicPod:
+        """A container (or init container) named `name` with optional requests, for status lookups."""
+        c: Obj = {"name": name, "image": "pause", "resources": {}}
+        if requests is not None:
+            c["resources"]["requests"] = _quantities(requests)
+        if restart_policy:
+            c["restartPolicy"] = restart_policy
+        self._spec.setdefault("initContainers" if init else "containers", []).append(c)
+        return self
+
+    def container_status(
+        self,
+        name: str,
+        requests: dict[str, Any] | None = None,
+        allocated: dict[str, Any] | None = None,
+        init: bool = False,
+    ) -> BasicPod:
+        """A ContainerStatus: `requests` becomes status resources.requests (the `resources` field is set
+        only when given, as a nil *ResourceRequirements upstream); `allocated` allocatedResources."""
+        cs: Obj = {"name": name}
+        if requests is not None:
+            cs["resources"] = {"requests": _quantities(requests)}
+        if allocated is not None:
+            cs["allocatedResources"] = _quantities(allocated)
+        self._status.setdefault("initContainerStatuses" if init else "containerStatuses", []).append(cs)
+        return self
+
+    def resize_condition(self, ctype: str, reason: str = "", status: str = "True") -> BasicPod:
+        c: Obj = {"type": ctype, "status": status}
+        if reason:
+            c["reason"] = reason
+        self._status.setdefault("conditions", []).append(c)
+        return self
+
+    def pod_level_requests(self, requests: dict[str, Any]) -> BasicPod:
+        self._spec.setdefault("resources", {})["requests"] = _quantities(requests)
+        return self
+
+    def pvc_volume(self, claim: str) -> BasicPod:
+        vols = self._spec.setdefault("volumes", [])
+        vols.append({"name": f"vol{len(vols)}", "persistentVolumeClaim": {"claimName": claim}})
+        return self
+
+    def host_network(self) -> BasicPod:
+        self._spec["hostNetwork"] = True
+        return self
+
+    def scheduling_gates(self, gates: list[str]) -> BasicPod:
+        """SchedulingGates()."""
+        self._spec["schedulingGates"] = [{"name": g} for g in gates]
+        return self
+
     def obj(self, dialect: Dialect = V134) -> Pod:
         p = Pod(self.raw())
         finish_pod(p, dialect)

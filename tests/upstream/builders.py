@@ -376,3 +376,148 @@ def new_snapshot(
 
 def new_plugin(cls: type[Plugin], snap: Snapshot, args: dict[str, Any] | None = None) -> Plugin:
     return cls(Handle(snap, snap.dialect, args or {}))
+
+
+# ---------------------------------------------------------------- DRA (st.MakeResourceClaim, st.MakeResourceSlice)
+
+
+def make_resource_slice(node: str, driver: str, devices: list[tuple[str, Obj | None]]) -> Obj:
+    """st.MakeResourceSlice(node, driver).Device(name, attributes)...: pool <node>, one slice, nodeName set.
+    `attributes` maps a qualified name to a DeviceAttribute dict ({"bool": True}, {"string": "x"}, ...)."""
+    devs: list[Obj] = []
+    for name, attrs in devices:
+        d: Obj = {"name": name}
+        if attrs:
+            d["attributes"] = copy.deepcopy(attrs)
+        devs.append(d)
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-{driver}"},
+        "spec": {
+            "nodeName": node,
+            "driver": driver,
+            "pool": {"name": node, "generation": 0, "resourceSliceCount": 1},
+            "devices": devs,
+        },
+    }
+
+
+def device_class(name: str, selectors: list[str] | None = None) -> Obj:
+    spec: Obj = {}
+    if selectors:
+        spec["selectors"] = [{"cel": {"expression": e}} for e in selectors]
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def sub_request(name: str, class_name: str, count: int = 1, selector: str = "") -> Obj:
+    """st.SubRequest / st.SubRequestWithSelector (the latter: count 1)."""
+    sub: Obj = {"name": name, "deviceClassName": class_name, "allocationMode": "ExactCount", "count": count}
+    if selector:
+        sub["selectors"] = [{"cel": {"expression": selector}}]
+    return sub
+
+
+class ResourceClaimWrapper:
+    """st.MakeResourceClaim(): requests are named req-1, req-2, ... as upstream."""
+
+    def __init__(self) -> None:
+        self._meta: Obj = {"name": "", "namespace": "default", "uid": ""}
+        self._spec: Obj = {"devices": {"requests": []}}
+        self._status: Obj = {}
+
+    def name(self, name: str) -> ResourceClaimWrapper:
+        self._meta["name"] = name
+        self._meta["uid"] = self._meta["uid"] or name
+        return self
+
+    def namespace(self, ns: str) -> ResourceClaimWrapper:
+        self._meta["namespace"] = ns
+        return self
+
+    def _next(self) -> str:
+        return f"req-{len(self._spec['devices']['requests']) + 1}"
+
+    def request(
+        self, class_name: str, count: int = 1, selectors: list[str] | None = None
+    ) -> ResourceClaimWrapper:
+        exactly: Obj = {"deviceClassName": class_name, "allocationMode": "ExactCount", "count": count}
+        if selectors:
+            exactly["selectors"] = [{"cel": {"expression": e}} for e in selectors]
+        self._spec["devices"]["requests"].append({"name": self._next(), "exactly": exactly})
+        return self
+
+    def request_all(self, class_name: str) -> ResourceClaimWrapper:
+        exactly: Obj = {"deviceClassName": class_name, "allocationMode": "All"}
+        self._spec["devices"]["requests"].append({"name": self._next(), "exactly": exactly})
+        return self
+
+    def request_with_prioritized_list(self, *subs: Obj) -> ResourceClaimWrapper:
+        self._spec["devices"]["requests"].append(
+            {"name": self._next(), "firstAvailable": copy.deepcopy(list(subs))}
+        )
+        return self
+
+    def admin_access(self) -> ResourceClaimWrapper:
+        """adminAccess() of dynamicresources_test.go: every exact request (and allocated result) gets it."""
+        for r in self._spec["devices"]["requests"]:
+            if "exactly" in r:
+                r["exactly"]["adminAccess"] = True
+        for res in self._status.get("allocation", {}).get("devices", {}).get("results", []):
+            res["adminAccess"] = True
+        return self
+
+    def constraint(self, attribute: str, requests: list[str] | None = None) -> ResourceClaimWrapper:
+        c: Obj = {"matchAttribute": attribute}
+        if requests is not None:
+            c["requests"] = list(requests)
+        self._spec["devices"].setdefault("constraints", []).append(c)
+        return self
+
+    def owner_reference(self, name: str, uid: str, kind: str = "Pod") -> ResourceClaimWrapper:
+        self._meta["ownerReferences"] = [
+            {"apiVersion": "v1", "kind": kind, "name": name, "uid": uid, "controller": True}
+        ]
+        return self
+
+    def allocation(self, results: list[Obj], node_selector: Obj | None = None) -> ResourceClaimWrapper:
+        alloc: Obj = {"devices": {"results": copy.deepcopy(results)}}
+        if node_selector is not None:
+            alloc["nodeSelector"] = copy.deepcopy(node_selector)
+        self._status["allocation"] = alloc
+        return self
+
+    def reserved_for_pod(self, name: str, uid: str) -> ResourceClaimWrapper:
+        self._status.setdefault("reservedFor", []).append({"resource": "pods", "name": name, "uid": uid})
+        return self
+
+    def deleting(self) -> ResourceClaimWrapper:
+        self._meta["deletionTimestamp"] = "2025-01-01T00:00:00Z"
+        return self
+
+    def obj(self) -> Obj:
+        return {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": copy.deepcopy(self._meta),
+            "spec": copy.deepcopy(self._spec),
+            "status": copy.deepcopy(self._status),
+        }
+
+    def copy(self) -> ResourceClaimWrapper:
+        w = ResourceClaimWrapper()
+        w._meta, w._spec, w._status = (
+            copy.deepcopy(self._meta),
+            copy.deepcopy(self._spec),
+            copy.deepcopy(self._status),
+        )
+        return w
+
+
+def make_resource_claim() -> ResourceClaimWrapper:
+    return ResourceClaimWrapper()
