@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 from kdiagnose.errors import InputError, UsageError
 from kdiagnose.model.pools import PoolSpec, pool_of
-from kdiagnose.report.interface import PodReport, Report
+from kdiagnose.report.interface import PodReport, Remedy, Report
 from kdiagnose.scheduler.diagnosis import Diagnosis
-from kdiagnose.scheduler.engine import Scheduler
+from kdiagnose.scheduler.engine import Scheduler, scheduling_signature
 from kdiagnose.scheduler.profiles import Profile, default_profile
 
 if TYPE_CHECKING:
@@ -231,6 +231,7 @@ def diagnose_snapshot(
         node_pools={ni.name: pool for ni in snapshot.node_infos if (pool := pool_of(ni.node)) is not None},
         profiles={p.scheduler_name: p.describe() for p in all_profiles if not p.is_default},
     )
+    remedy_memo: dict[tuple[bytes, str], tuple[list[Remedy], list[str]]] = {}
     for pod in sorted(selected, key=lambda p: p.key):
         if pod.node_name:
             pr = PodReport(diagnosis=_bound(snapshot, pod), triage=f"already bound to node {pod.node_name}")
@@ -238,7 +239,15 @@ def diagnose_snapshot(
             d = scheduler.diagnose(pod)
             pr = PodReport(diagnosis=d)
             if remedies and not d.scheduled and d.handled:
-                pr.remedies, pr.remedy_notes = compute_remedies(snapshot, scheduler, d, pools=pools)
+                # Replicas of one owner get the same remedies (they name the owner, not the pod).
+                sig = scheduling_signature(pod)
+                memo_key = None if sig is None else (sig, pod.key if pod.controller_ref() is None else "")
+                hit = remedy_memo.get(memo_key) if memo_key is not None else None
+                if hit is None:
+                    hit = compute_remedies(snapshot, scheduler, d, pools=pools)
+                    if memo_key is not None:
+                        remedy_memo[memo_key] = hit
+                pr.remedies, pr.remedy_notes = list(hit[0]), list(hit[1])
         pr.owner = _owner(snapshot, pod)
         pr.recorded = recorded_for(snapshot, pod, pr.diagnosis.message)
         report.pods.append(pr)

@@ -69,7 +69,6 @@ class NodeInfo:
         self.pods_with_required_anti_affinity: list[Pod] = []
         self.pvc_ref_counts: dict[str, int] = {}
 
-
     def add_pod(self, pod: Pod) -> None:
         self.pods.append(pod)
         req = self.requested
@@ -176,12 +175,15 @@ class Snapshot:
         # Indexes derived from the nodes alone (e.g. ImageLocality's image spread): they survive bind and
         # remove_pods, which clear `cache`, so sequential placement does not rebuild them per replica.
         self.node_cache: dict[str, Any] = {}
+        # Bumped by every mutation, so results memoized against this snapshot know they are stale.
+        self.generation = 0
 
     # ------------------------------------------------------------ what-if copies (remedies, CI gate)
 
     def bind(self, pod: Pod, node_name: str) -> None:
         """Place a pod on a node in THIS snapshot (the CI gate's sequential replicas). Clears derived caches;
         callers rebuild their Scheduler frameworks (Scheduler.invalidate)."""
+        self.generation += 1
         pod.node_name = node_name
         if pod in self.pending:
             self.pending.remove(pod)
@@ -197,6 +199,7 @@ class Snapshot:
                 self.cache[key] = value
 
     def add_pending(self, pod: Pod) -> None:
+        self.generation += 1
         self.pods.append(pod)
         self.pending.append(pod)
         self.cache.clear()
@@ -204,12 +207,14 @@ class Snapshot:
     def add_object(self, kind: str, obj: Obj) -> None:
         """Add a raw object of another kind (the CI gate's StatefulSet claims, synthetic ReplicaSets).
         Marks the kind present and clears derived caches (indexes are rebuilt on the next read)."""
+        self.generation += 1
         self.objects.setdefault(kind, []).append(obj)
         self.present.add(kind)
         self.cache.clear()
 
     def replace_object(self, kind: str, old: Obj, new: Obj) -> None:
         """Swap one raw object (found by identity) for an updated copy, e.g. a claim the gate bound."""
+        self.generation += 1
         items = self.objects.get(kind, [])
         for i, o in enumerate(items):
             if o is old:
@@ -231,6 +236,7 @@ class Snapshot:
         return new
 
     def remove_pods(self, pods: Iterable[Pod]) -> None:
+        self.generation += 1
         gone = {id(p) for p in pods}
         for p in [p for p in self.pods if id(p) in gone]:
             ni = self.node_info_by_name.get(p.node_name) if p.node_name else None
@@ -257,6 +263,7 @@ class Snapshot:
         new.skipped = self.skipped
         new.warnings = list(self.warnings)
         new.cache = {}
+        new.generation = 0
         new.node_cache = {} if (extra_nodes or node_changes) else self.node_cache
         removed = {id(p) for p in remove_pods}
         old, repl = replace_pod if replace_pod else (None, None)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from kdiagnose.scheduler.diagnosis import Diagnosis
 from kdiagnose.scheduler.profiles import Profile, default_profile
@@ -13,7 +14,45 @@ if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
     from kdiagnose.model.snapshot import Snapshot
 
-__all__ = ["Scheduler"]
+__all__ = ["Scheduler", "scheduling_signature"]
+
+
+def scheduling_signature(pod: Pod) -> bytes | None:
+    """Everything of a pending pod the replay can read except its name, or None when unknown.
+
+    The name enters only through names derived from it (generic ephemeral volume claims `<pod>-<volume>`),
+    so pods with such volumes keep their name in the key. A pod's own object is needed (pending pods keep
+    it); without it no signature is claimed.
+    """
+    raw = pod.raw
+    if raw is None:
+        return None
+    import orjson
+
+    meta: dict[str, Any] = raw.get("metadata") or {}
+    spec: dict[str, Any] = raw.get("spec") or {}
+    status: dict[str, Any] = raw.get("status") or {}
+    named = any(isinstance(v, dict) and "ephemeral" in v for v in spec.get("volumes") or [])
+    key = (
+        pod.name if named else "",
+        meta.get("namespace"),
+        meta.get("labels"),
+        [
+            (r.get("kind"), r.get("name"), r.get("uid"))
+            for r in meta.get("ownerReferences") or []
+            if isinstance(r, dict)
+        ],
+        meta.get("deletionTimestamp"),
+        spec,
+        status.get("nominatedNodeName"),
+        status.get("resourceClaimStatuses"),
+        status.get("conditions"),
+    )
+    try:
+        data: bytes = orjson.dumps(key, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+    return data
 
 
 class Scheduler:
@@ -23,6 +62,10 @@ class Scheduler:
         self.snapshot = snapshot
         self.profiles = profiles or [default_profile(snapshot.dialect)]
         self._frameworks: dict[str, Framework] = {}
+        # Diagnoses by pod signature: replicas of one workload share every scheduling input, so one replay
+        # answers for all of them (as kube-scheduler v1.35's OpportunisticBatching reuses a signature's work).
+        self._memo: dict[bytes, Diagnosis] = {}
+        self._memo_generation = snapshot.generation
 
     def framework(self, scheduler_name: str) -> Framework | None:
         fw = self._frameworks.get(scheduler_name)
@@ -37,6 +80,7 @@ class Scheduler:
     def invalidate(self) -> None:
         """Forget frameworks after the snapshot changed (bind/remove): plugins re-read it."""
         self._frameworks.clear()
+        self._memo.clear()
 
     def handles(self, pod: Pod) -> bool:
         return any(p.scheduler_name == pod.scheduler_name for p in self.profiles)
@@ -54,7 +98,17 @@ class Scheduler:
                     f'no profile with schedulerName "{pod.scheduler_name}" (profiles: {names}): kube-scheduler ignores the pod'
                 ),
             )
-        return fw.schedule(pod)
+        key = scheduling_signature(pod)
+        if key is None:
+            return fw.schedule(pod)
+        if self._memo_generation != self.snapshot.generation:
+            self._memo.clear()
+            self._memo_generation = self.snapshot.generation
+        cached = self._memo.get(key)
+        if cached is None:
+            cached = self._memo[key] = fw.schedule(pod)
+            return cached
+        return replace(cached, pod=pod, notes=list(cached.notes))
 
     def diagnose_all(self, pods: Iterable[Pod]) -> list[Diagnosis]:
         return [self.diagnose(p) for p in pods]

@@ -1,0 +1,104 @@
+"""Replicas share one replay (by scheduling signature); anything that can change the answer splits them."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from kdiagnose.load.files import RawObject
+from kdiagnose.load.snapshot import build_snapshot
+from kdiagnose.scheduler.engine import Scheduler, scheduling_signature
+from kdiagnose.versions import dialect_for
+
+
+def _node(name: str, cpu: str) -> dict[str, Any]:
+    return {
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}},
+    }
+
+
+def _pod(name: str, labels: dict[str, str], cpu: str = "1", **spec: Any) -> dict[str, Any]:
+    return {
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "labels": labels,
+            "ownerReferences": [{"kind": "ReplicaSet", "name": "web-1", "uid": "u1", "controller": True}],
+        },
+        "spec": {
+            "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}],
+            **spec,
+        },
+    }
+
+
+ANTI = {
+    "podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "web"}}}
+        ]
+    }
+}
+
+
+def _scheduler(objs: list[dict[str, Any]]) -> Scheduler:
+    snap = build_snapshot([RawObject(copy.deepcopy(o), "test") for o in objs], dialect_for("v1.34.1"))
+    return Scheduler(snap)
+
+
+def test_replicas_with_the_same_spec_share_one_diagnosis_but_keep_their_own_pod() -> None:
+    sched = _scheduler(
+        [_node("n1", "4"), _pod("web-a", {"app": "web"}, "8"), _pod("web-b", {"app": "web"}, "8")]
+    )
+    a, b = sorted(sched.snapshot.pending, key=lambda p: p.name)
+    assert scheduling_signature(a) == scheduling_signature(b)
+    da, db = sched.diagnose(a), sched.diagnose(b)
+    assert da.pod is a and db.pod is b
+    assert (
+        da.message
+        == db.message
+        == (
+            "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+            "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+        )
+    )
+
+
+def test_different_labels_give_different_signatures() -> None:
+    sched = _scheduler([_node("n1", "4"), _pod("web-a", {"app": "web"}), _pod("api-a", {"app": "api"})])
+    a, b = sched.snapshot.pending
+    assert scheduling_signature(a) != scheduling_signature(b)
+
+
+def test_generic_ephemeral_volumes_keep_the_pod_name_in_the_signature() -> None:
+    vol = [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {"resources": {}}}}}]
+    sched = _scheduler(
+        [
+            _node("n1", "4"),
+            _pod("web-a", {"app": "web"}, volumes=vol),
+            _pod("web-b", {"app": "web"}, volumes=vol),
+        ]
+    )
+    a, b = sched.snapshot.pending
+    assert scheduling_signature(a) != scheduling_signature(b)
+
+
+def test_a_bind_in_between_invalidates_shared_answers() -> None:
+    # Replica 1 fits; once it is bound, replica 2 of the same signature is blocked by anti-affinity.
+    objs = [
+        _node("n1", "4"),
+        _pod("web-a", {"app": "web"}, affinity=ANTI),
+        _pod("web-b", {"app": "web"}, affinity=ANTI),
+    ]
+    sched = _scheduler(objs)
+    a, b = sorted(sched.snapshot.pending, key=lambda p: p.name)
+    first = sched.diagnose(a)
+    assert first.scheduled
+    sched.snapshot.bind(a, "n1")
+    second = sched.diagnose(b)
+    assert not second.scheduled
+    assert second.message is not None
+    assert "1 node(s) didn't match pod anti-affinity rules" in second.message
