@@ -258,7 +258,9 @@ def pod(node_name: str, pool: str, i: int, rng: random.Random) -> dict[str, Any]
     }
 
 
-def pending(i: int) -> dict[str, Any]:
+def pending(i: int, owners: int = 0) -> dict[str, Any]:
+    """Pending pod i; with `owners` > 0 they are replicas of that many ReplicaSets (same spec per owner),
+    else every pod is distinct (its own owner), the worst case for sharing work across pods."""
     kinds = [
         # too big for any node
         {
@@ -329,17 +331,34 @@ def pending(i: int) -> dict[str, Any]:
             ],
         },
     ]
-    spec = dict(kinds[i % len(kinds)])
+    group = i % owners if owners else i
+    spec = dict(kinds[group % len(kinds)])
+    owner = f"pending-rs-{group}"
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": f"pending-{i}", "namespace": "default", "labels": {"app": "web"}},
+        "metadata": {
+            "name": f"{owner}-{i:05d}",
+            "namespace": "default",
+            "labels": {"app": "web", "pod-template-hash": f"h{group}"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": owner,
+                    "uid": f"uid-{group}",
+                    "controller": True,
+                }
+            ],
+        },
         "spec": spec,
         "status": {"phase": "Pending"},
     }
 
 
-def generate(nodes: int, pods_per_node: int, n_pending: int, seed: int = 1) -> dict[str, Any]:
+def generate(
+    nodes: int, pods_per_node: int, n_pending: int, seed: int = 1, owners: int = 0
+) -> dict[str, Any]:
     rng = random.Random(seed)
     items: list[dict[str, Any]] = []
     for i in range(nodes):
@@ -352,7 +371,7 @@ def generate(nodes: int, pods_per_node: int, n_pending: int, seed: int = 1) -> d
         for _ in range(pods_per_node):
             items.append(pod(n["metadata"]["name"], pool, k, rng))
             k += 1
-    items += [pending(i) for i in range(n_pending)]
+    items += [pending(i, owners) for i in range(n_pending)]
     return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
 
 
@@ -361,11 +380,17 @@ def main() -> int:
     ap.add_argument("--nodes", type=int, default=500)
     ap.add_argument("--pods-per-node", type=int, default=30)
     ap.add_argument("--pending", type=int, default=3)
+    ap.add_argument(
+        "--pending-owners",
+        type=int,
+        default=0,
+        help="pending pods are replicas of N owners (0: all distinct)",
+    )
     ap.add_argument("--format", choices=["json", "yaml"], default="json")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="-")
     a = ap.parse_args()
-    doc = generate(a.nodes, a.pods_per_node, a.pending, a.seed)
+    doc = generate(a.nodes, a.pods_per_node, a.pending, a.seed, a.pending_owners)
     out = sys.stdout if a.out == "-" else open(a.out, "w")  # noqa: SIM115
     if a.format == "json":
         json.dump(doc, out, indent=4)  # kubectl indents with 4 spaces
