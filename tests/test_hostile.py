@@ -685,9 +685,6 @@ def test_json_array_at_top_level_is_a_list_of_objects(tmp_path: Path) -> None:
     assert code == 0 and json.loads(out)["summary"]["nodes"] == 1
 
 
-@pytest.mark.xfail(
-    reason="load/files.py _decode_json: RecursionError escapes the JSON stream fallback", strict=False
-)
 def test_deeply_nested_json(tmp_path: Path) -> None:
     path = tmp_path / "deep.json"
     path.write_text(

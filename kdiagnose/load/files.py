@@ -108,6 +108,9 @@ def _decode_json(text: str, source: str) -> list[Any]:
             value, pos = dec.raw_decode(text, pos)
         except json.JSONDecodeError as e:
             raise _json_error(source, e) from None
+        except RecursionError:
+            # No Kubernetes object nests this deep; the stdlib decoder recurses per level.
+            raise InputError(f"{source}: JSON nested too deeply to be a Kubernetes object") from None
         out.append(value)
 
 
@@ -317,7 +320,12 @@ def _load_bytes(data: bytes, source: str, result: LoadResult, *, explicit: bool)
     lists_before = len(result.list_kinds)
     result.objects.extend(iter_documents(docs, source, result, lines))
     if explicit:
-        why = "no document has a kind" if any(d is not None for d in docs) else "empty file"
+        if any(d is not None for d in docs):
+            why = "no document has a kind"
+        elif data.strip():
+            why = "only comments and document separators"
+        else:
+            why = "empty file"
         _require_objects(result, before, lists_before, f"{source}: no Kubernetes objects ({why})")
     return len(docs)
 

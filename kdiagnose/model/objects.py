@@ -281,7 +281,9 @@ class Pod:
                     continue
                 self.container_statuses[str(cs.get("name") or "")] = (
                     parse_resource_list(res.get("requests"), f"{where} status.{key}[{i}].resources.requests"),
-                    parse_resource_list(cs.get("allocatedResources"), f"{where} status.{key}[{i}].allocatedResources"),
+                    parse_resource_list(
+                        cs.get("allocatedResources"), f"{where} status.{key}[{i}].allocatedResources"
+                    ),
                 )
         # Filled by kdiagnose.model.requests.finish_pod once the dialect is known.
         self.requests: dict[str, int] = {}

@@ -88,16 +88,13 @@ class NodeInfo:
                 self.pvc_ref_counts[key] = self.pvc_ref_counts.get(key, 0) + 1
 
     def remove_pod(self, pod: Pod) -> None:
-        for i, p in enumerate(self.pods):
-            if p is pod:
-                break
-        else:
+        i = next((j for j, p in enumerate(self.pods) if p is pod), -1)
+        if i < 0 and pod.uid:
             # RemovePod finds the pod by UID (GetPodKey); a copy of a bound pod removes the original.
-            i = next((j for j, p in enumerate(self.pods) if pod.uid and p.uid == pod.uid), -1)
-            if i < 0:
-                return
-            pod = self.pods[i]
-        del self.pods[i]
+            i = next((j for j, p in enumerate(self.pods) if p.uid == pod.uid), -1)
+        if i < 0:
+            return
+        pod = self.pods.pop(i)
         req = self.requested
         for k, v in pod.requests.items():
             req[k] = req.get(k, 0) - v

@@ -56,7 +56,9 @@ def node_info(*pods: Pod) -> NodeInfo:
     return ni
 
 
-def _run(pod: Pod, ni: NodeInfo, dialect_version: str = "v1.34.1") -> tuple[Code, Code | None, tuple[str, ...]]:
+def _run(
+    pod: Pod, ni: NodeInfo, dialect_version: str = "v1.34.1"
+) -> tuple[Code, Code | None, tuple[str, ...]]:
     snap = new_snapshot([], [ni.node], dialect=dialect_for(dialect_version))
     plugin = new_plugin(NodePorts, snap)
     state = CycleState()
@@ -67,8 +69,12 @@ def _run(pod: Pod, ni: NodeInfo, dialect_version: str = "v1.34.1") -> tuple[Code
     return pre.code, st.code, st.reasons
 
 
-SIDECAR_8001 = make_pod().init_container_port(True, [{"containerPort": 8001, "hostPort": 8001, "protocol": "TCP"}])
-INIT_8001 = make_pod().init_container_port(False, [{"containerPort": 8001, "hostPort": 8001, "protocol": "TCP"}])
+SIDECAR_8001 = make_pod().init_container_port(
+    True, [{"containerPort": 8001, "hostPort": 8001, "protocol": "TCP"}]
+)
+INIT_8001 = make_pod().init_container_port(
+    False, [{"containerPort": 8001, "hostPort": 8001, "protocol": "TCP"}]
+)
 
 
 @pytest.mark.parametrize(
@@ -76,13 +82,25 @@ INIT_8001 = make_pod().init_container_port(False, [{"containerPort": 8001, "host
     [
         pytest.param(make_pod().name("empty").obj(), node_info(), True, False, id="skip filter"),
         pytest.param(
-            new_pod("m1", "UDP/127.0.0.1/8080"), node_info(new_pod("m1", "UDP/127.0.0.1/9090")), False, False, id="other port"
+            new_pod("m1", "UDP/127.0.0.1/8080"),
+            node_info(new_pod("m1", "UDP/127.0.0.1/9090")),
+            False,
+            False,
+            id="other port",
         ),
         pytest.param(
-            new_pod("m1", "UDP/127.0.0.1/8080"), node_info(new_pod("m1", "UDP/127.0.0.1/8080")), False, True, id="same udp port"
+            new_pod("m1", "UDP/127.0.0.1/8080"),
+            node_info(new_pod("m1", "UDP/127.0.0.1/8080")),
+            False,
+            True,
+            id="same udp port",
         ),
         pytest.param(
-            new_pod("m1", "TCP/127.0.0.1/8080"), node_info(new_pod("m1", "TCP/127.0.0.1/8080")), False, True, id="same tcp port"
+            new_pod("m1", "TCP/127.0.0.1/8080"),
+            node_info(new_pod("m1", "TCP/127.0.0.1/8080")),
+            False,
+            True,
+            id="same tcp port",
         ),
         pytest.param(
             new_pod("m1", "TCP/127.0.0.1/8080"),
@@ -198,7 +216,10 @@ def test_pre_filter_disabled() -> None:
             id="multiple non-conflicting ports",
         ),
         pytest.param(
-            new_pod("m1", "TCP/127.0.0.1/80"), ("UDP/127.0.0.1/80",), True, id="same ports on different protocols"
+            new_pod("m1", "TCP/127.0.0.1/80"),
+            ("UDP/127.0.0.1/80",),
+            True,
+            id="same ports on different protocols",
         ),
         pytest.param(new_pod("m1", "TCP/127.0.0.1/80"), ("TCP/127.0.0.1/80",), False, id="conflicting ports"),
         pytest.param(
@@ -238,7 +259,9 @@ HP_ALL = [
 @pytest.mark.parametrize(
     ("added", "remove", "length"),
     [
-        pytest.param([*HP_ALL, ("TCP", "0.0.0.0", 0), ("TCP", "0.0.0.0", -1)], False, 8, id="normal add case"),
+        pytest.param(
+            [*HP_ALL, ("TCP", "0.0.0.0", 0), ("TCP", "0.0.0.0", -1)], False, 8, id="normal add case"
+        ),
         pytest.param(
             [
                 ("", "127.0.0.1", 79),
@@ -272,13 +295,21 @@ def test_host_port_info_add_remove(added: list[HP], remove: bool, length: int) -
 @pytest.mark.parametrize(
     ("added", "check", "expect"),
     [
-        pytest.param([("TCP", "127.0.0.1", 80)], ("", "", 81), False, id="empty check should check 0.0.0.0 and TCP"),
         pytest.param(
-            [("TCP", "127.0.0.1", 80)], ("", "", 80), True, id="empty check should check 0.0.0.0 and TCP (conflicted)"
+            [("TCP", "127.0.0.1", 80)], ("", "", 81), False, id="empty check should check 0.0.0.0 and TCP"
+        ),
+        pytest.param(
+            [("TCP", "127.0.0.1", 80)],
+            ("", "", 80),
+            True,
+            id="empty check should check 0.0.0.0 and TCP (conflicted)",
         ),
         pytest.param([("TCP", "127.0.0.1", 80)], ("", "", 0), False, id="empty port check should pass"),
         pytest.param(
-            [("TCP", "127.0.0.1", 80)], ("TCP", "0.0.0.0", 80), True, id="0.0.0.0 should check all registered IPs"
+            [("TCP", "127.0.0.1", 80)],
+            ("TCP", "0.0.0.0", 80),
+            True,
+            id="0.0.0.0 should check all registered IPs",
         ),
         pytest.param(
             [("UDP", "127.0.0.1", 80)],
@@ -293,7 +324,10 @@ def test_host_port_info_add_remove(added: list[HP], remove: bool, length: int) -
             id="0.0.0.0 with different port should be allowed",
         ),
         pytest.param(
-            [("TCP", "0.0.0.0", 80)], ("TCP", "127.0.0.1", 80), True, id="normal ip should check all registered 0.0.0.0"
+            [("TCP", "0.0.0.0", 80)],
+            ("TCP", "127.0.0.1", 80),
+            True,
+            id="normal ip should check all registered 0.0.0.0",
         ),
         pytest.param(
             [("TCP", "0.0.0.0", 79), ("UDP", "0.0.0.0", 80), ("TCP", "0.0.0.0", 81), ("TCP", "0.0.0.0", 82)],
@@ -302,7 +336,12 @@ def test_host_port_info_add_remove(added: list[HP], remove: bool, length: int) -
             id="normal ip with different port/protocol should be allowed (0.0.0.0)",
         ),
         pytest.param(
-            [("TCP", "127.0.0.1", 79), ("UDP", "127.0.0.1", 80), ("TCP", "127.0.0.1", 81), ("TCP", "127.0.0.1", 82)],
+            [
+                ("TCP", "127.0.0.1", 79),
+                ("UDP", "127.0.0.1", 80),
+                ("TCP", "127.0.0.1", 81),
+                ("TCP", "127.0.0.1", 82),
+            ],
             ("TCP", "127.0.0.1", 80),
             False,
             id="normal ip with different port/protocol should be allowed",
@@ -391,6 +430,6 @@ def test_v133_ignores_sidecar_host_ports() -> None:
         state = CycleState()
         plugin.pre_filter(state, pod)
         assert plugin.filter(state, pod, snap.node_info_by_name["n"]).code == want, version
-    assert _run(SIDECAR_8001.name("want").obj(V133), node_info(new_pod("n", "TCP/0.0.0.0/8001")), "v1.33.3")[0] == (
-        Code.SKIP
-    )
+    assert _run(SIDECAR_8001.name("want").obj(V133), node_info(new_pod("n", "TCP/0.0.0.0/8001")), "v1.33.3")[
+        0
+    ] == (Code.SKIP)

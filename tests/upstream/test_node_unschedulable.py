@@ -39,7 +39,10 @@ Obj = dict[str, Any]
         ),
         # ToleratesTaint semantics on the synthetic taint (k8s.io/api/core/v1/toleration.go).
         pytest.param(
-            [{"operator": "Exists"}], True, False, id="an empty-key Exists toleration tolerates the unschedulable taint"
+            [{"operator": "Exists"}],
+            True,
+            False,
+            id="an empty-key Exists toleration tolerates the unschedulable taint",
         ),
         pytest.param(
             [{"key": "node.kubernetes.io/unschedulable", "effect": "NoExecute", "operator": "Exists"}],

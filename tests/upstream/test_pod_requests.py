@@ -29,7 +29,12 @@ Obj = dict[str, Any]
 KI, MI, GI = 1024, 1024**2, 1024**3
 
 
-def c(name: str = "", req: dict[str, str] | None = None, lim: dict[str, str] | None = None, sidecar: bool = False) -> Obj:
+def c(
+    name: str = "",
+    req: dict[str, str] | None = None,
+    lim: dict[str, str] | None = None,
+    sidecar: bool = False,
+) -> Obj:
     res: Obj = {}
     if req is not None:
         res["requests"] = req
@@ -41,7 +46,12 @@ def c(name: str = "", req: dict[str, str] | None = None, lim: dict[str, str] | N
     return out
 
 
-def cs(name: str, req: dict[str, str] | None = None, alloc: dict[str, str] | None = None, lim: dict[str, str] | None = None) -> Obj:
+def cs(
+    name: str,
+    req: dict[str, str] | None = None,
+    alloc: dict[str, str] | None = None,
+    lim: dict[str, str] | None = None,
+) -> Obj:
     """A ContainerStatus; `resources` is set (non-nil) only when req or lim is given."""
     out: Obj = {"name": name}
     if req is not None or lim is not None:
@@ -85,7 +95,14 @@ def mk(
     return Pod({"metadata": {"name": "p", "namespace": "default"}, "spec": spec, "status": status})
 
 
-def get_pod(cpu_req: str = "", cpu_lim: str = "", mem_req: str = "", mem_lim: str = "", cpu_oh: str = "", mem_oh: str = "") -> Pod:
+def get_pod(
+    cpu_req: str = "",
+    cpu_lim: str = "",
+    mem_req: str = "",
+    mem_lim: str = "",
+    cpu_oh: str = "",
+    mem_oh: str = "",
+) -> Pod:
     """getPod (helpers_test.go): the same resources on one container and one init container."""
     req = {k: v for k, v in (("cpu", cpu_req), ("memory", mem_req)) if v}
     lim = {k: v for k, v in (("cpu", cpu_lim), ("memory", mem_lim)) if v}
@@ -105,7 +122,9 @@ def _check(pod: Pod, want: dict[str, int], use_status: bool = False, pod_level: 
         pytest.param(get_pod(cpu_lim="9"), {}, id="just-limit-no-overhead"),
         pytest.param(get_pod(cpu_oh="5", mem_oh="5"), {"cpu": 5000, "memory": 5}, id="just-overhead"),
         pytest.param(
-            get_pod(cpu_req="1", mem_req="10", cpu_oh="5", mem_oh="5"), {"cpu": 6000, "memory": 15}, id="req-and-overhead"
+            get_pod(cpu_req="1", mem_req="10", cpu_oh="5", mem_oh="5"),
+            {"cpu": 6000, "memory": 15},
+            id="req-and-overhead",
         ),
         pytest.param(
             get_pod(cpu_req="1", cpu_lim="2", mem_req="10", mem_lim="12", cpu_oh="5", mem_oh="5"),
@@ -141,12 +160,24 @@ def _cpu(v: str) -> dict[str, str]:
 @pytest.mark.parametrize(
     ("pod", "use_status", "want"),
     [
-        pytest.param(mk([c(req=_cpu("1"))], [c(req=_cpu("4"))]), False, {"cpu": 4000}, id="nil options, larger init container"),
         pytest.param(
-            mk([c(req=_cpu("2")), c(req=_cpu("3"))], [c(req=_cpu("2"))]), False, {"cpu": 5000}, id="nil options, larger containers"
+            mk([c(req=_cpu("1"))], [c(req=_cpu("4"))]),
+            False,
+            {"cpu": 4000},
+            id="nil options, larger init container",
         ),
         pytest.param(
-            mk([c(req=_cpu("2")), c(req=_cpu("3"))], [c(req=_cpu("2"), lim=_cpu("2"))], overhead={"cpu": "1", "memory": "1Gi"}),
+            mk([c(req=_cpu("2")), c(req=_cpu("3"))], [c(req=_cpu("2"))]),
+            False,
+            {"cpu": 5000},
+            id="nil options, larger containers",
+        ),
+        pytest.param(
+            mk(
+                [c(req=_cpu("2")), c(req=_cpu("3"))],
+                [c(req=_cpu("2"), lim=_cpu("2"))],
+                overhead={"cpu": "1", "memory": "1Gi"},
+            ),
             False,
             {"cpu": 6000, "memory": GI},
             id="pod overhead included",
@@ -205,7 +236,10 @@ def _cpu(v: str) -> dict[str, str]:
             id="resized, restartable init container, infeasible",
         ),
         pytest.param(
-            mk(init=[c("restartable-init-1", _cpu("4"), sidecar=True)], init_statuses=[cs("restartable-init-1", _cpu("2"))]),
+            mk(
+                init=[c("restartable-init-1", _cpu("4"), sidecar=True)],
+                init_statuses=[cs("restartable-init-1", _cpu("2"))],
+            ),
             True,
             {"cpu": 4000},
             id="resized, restartable init container, no resize status",
@@ -256,7 +290,10 @@ def _cpu(v: str) -> dict[str, str]:
             id="multiple restartable and regular init containers",
         ),
         pytest.param(
-            mk([c("container-1", _cpu("100"))], [c("restartable-init-1", _cpu("10"), sidecar=True), c("init-1", _cpu("200"))]),
+            mk(
+                [c("container-1", _cpu("100"))],
+                [c("restartable-init-1", _cpu("10"), sidecar=True), c("init-1", _cpu("200"))],
+            ),
             False,
             {"cpu": 210000},
             id="restartable-init, init and regular",
@@ -373,7 +410,12 @@ def _mc(mem: str, cpu: str) -> dict[str, str]:
             id="pod-level resources, container-level resources, init and sidecar container set with SkipPodLevelResources false",
         ),
         pytest.param(
-            mk(pod_res={"limits": {"hugepages-2Mi": "2Mi"}, "requests": {"memory": "10Mi", "hugepages-2Mi": "2Mi"}}),
+            mk(
+                pod_res={
+                    "limits": {"hugepages-2Mi": "2Mi"},
+                    "requests": {"memory": "10Mi", "hugepages-2Mi": "2Mi"},
+                }
+            ),
             True,
             {"memory": 10 * MI, "hugepages-2Mi": 2 * MI},
             id="pod-level resources, hugepage request/limit single page size",
@@ -392,7 +434,10 @@ def _mc(mem: str, cpu: str) -> dict[str, str]:
         pytest.param(
             mk(
                 [c(req={"hugepages-2Mi": "6Mi"}, lim={"hugepages-2Mi": "6Mi"})],
-                pod_res={"limits": {"hugepages-2Mi": "10Mi"}, "requests": {"cpu": "1", "hugepages-2Mi": "10Mi"}},
+                pod_res={
+                    "limits": {"hugepages-2Mi": "10Mi"},
+                    "requests": {"cpu": "1", "hugepages-2Mi": "10Mi"},
+                },
             ),
             True,
             {"cpu": 1000, "hugepages-2Mi": 10 * MI},
@@ -413,7 +458,10 @@ def _mc(mem: str, cpu: str) -> dict[str, str]:
         pytest.param(
             mk(
                 [c(req={"memory": "4Mi", "hugepages-1Gi": "1Gi"}, lim={"hugepages-1Gi": "1Gi"})],
-                pod_res={"limits": {"hugepages-2Mi": "10Mi"}, "requests": {"cpu": "1", "hugepages-2Mi": "10Mi"}},
+                pod_res={
+                    "limits": {"hugepages-2Mi": "10Mi"},
+                    "requests": {"cpu": "1", "hugepages-2Mi": "10Mi"},
+                },
             ),
             True,
             {"cpu": 1000, "memory": 4 * MI, "hugepages-2Mi": 10 * MI, "hugepages-1Gi": GI},
@@ -432,9 +480,14 @@ def test_pod_level_resource_requests(pod: Pod, pod_level: bool, want: dict[str, 
         pytest.param(mk([c(lim=_cpu("9"))]), False, {}, id="one container with limits"),
         pytest.param(mk([c(lim=_cpu("9")), c(lim=_cpu("9"))]), False, {}, id="two containers with limits"),
         pytest.param(mk([c(req=_cpu("9"))]), False, {"cpu": 9000}, id="one container with requests"),
-        pytest.param(mk([c(req=_cpu("9")), c(req=_cpu("9"))]), False, {"cpu": 18000}, id="two containers with requests"),
         pytest.param(
-            mk([c(req=_cpu("9"))], [c(req=_cpu("9"))]), False, {"cpu": 9000}, id="regular and init containers with requests"
+            mk([c(req=_cpu("9")), c(req=_cpu("9"))]), False, {"cpu": 18000}, id="two containers with requests"
+        ),
+        pytest.param(
+            mk([c(req=_cpu("9"))], [c(req=_cpu("9"))]),
+            False,
+            {"cpu": 9000},
+            id="regular and init containers with requests",
         ),
         pytest.param(
             mk([c(req=_cpu("9"))], [c(req=_cpu("8"), sidecar=True), c(req=_cpu("6"))]),
@@ -443,7 +496,10 @@ def test_pod_level_resource_requests(pod: Pod, pod_level: bool, want: dict[str, 
             id="regular, init and sidecar containers with requests",
         ),
         pytest.param(
-            mk([c(lim=_cpu("9"))], [c(lim=_cpu("9"))]), False, {}, id="regular and init containers with limits"
+            mk([c(lim=_cpu("9"))], [c(lim=_cpu("9"))]),
+            False,
+            {},
+            id="regular and init containers with limits",
         ),
         pytest.param(
             mk([c(lim=_cpu("9"))], [c(lim=_cpu("8"), sidecar=True), c(lim=_cpu("6"))]),
@@ -464,7 +520,10 @@ def test_pod_level_resource_requests(pod: Pod, pod_level: bool, want: dict[str, 
             id="always-restart init containers with empty requests, but status with non-empty requests",
         ),
         pytest.param(
-            mk([c("c1", _cpu("1")), c("c2", _cpu("2"))], statuses=[cs("c1", alloc=_cpu("2")), cs("c2", alloc=_cpu("1"))]),
+            mk(
+                [c("c1", _cpu("1")), c("c2", _cpu("2"))],
+                statuses=[cs("c1", alloc=_cpu("2")), cs("c2", alloc=_cpu("1"))],
+            ),
             True,
             {"cpu": 3000},
             id="aggregate container request resolves max of sums instead of sum of maxes",

@@ -18,7 +18,9 @@ from tests.upstream.builders import new_plugin, new_snapshot
     ("gates", "want"),
     [
         pytest.param([], None, id="pod does not carry scheduling gates"),
-        pytest.param(["foo", "bar"], "waiting for scheduling gates: [foo bar]", id="pod carries scheduling gates"),
+        pytest.param(
+            ["foo", "bar"], "waiting for scheduling gates: [foo bar]", id="pod carries scheduling gates"
+        ),
     ],
 )
 def test_pre_enqueue(gates: list[str], want: str | None) -> None:
