@@ -212,8 +212,13 @@ def _stream(f: BinaryIO, source: str) -> tuple[list[RawObject], Obj]:
             objects.extend(_batch(buf, pos, cut + _CLOSE, source))
             pos = cut + len(_SEP) - 1
         # Keep one byte before the next item's `{`: _batch writes the `[` there.
-        del buf[: pos - 1]
-        buf += more
+        try:
+            del buf[: pos - 1]
+            buf += more
+        except BufferError:
+            # A view of the block is still alive (a decoded object not yet freed): resizing in place is
+            # refused, so continue in a new buffer and let the old one go with its last view.
+            buf = bytearray(buf[pos - 1 :]) + more
         pos = 1
     try:
         shell = msgspec.json.decode(header + b'\n    "items": []' + trailer)
