@@ -328,7 +328,9 @@ class Fit(Plugin):
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         req: _PodRequest | None = state.read(_PRE_FILTER_KEY)
         if req is None:
-            req = _pod_request(pod)
+            # fit.go Filter: no fallback when PreFilter did not run (a profile that disables
+            # NodeResourcesFit's PreFilter only): every node fails with this error.
+            return Status.error(f'error reading "{_PRE_FILTER_KEY}" from cycleState: not found')
         insufficient = fits_request(req, node_info, self.ignored, self.ignored_groups)
         if not insufficient:
             return SUCCESS
