@@ -54,7 +54,12 @@ class ScoreTable(Mapping[str, ScoreBreakdown]):
         self._built: dict[str, ScoreBreakdown] = {}
 
     def add(self, plugin: str, weight: int, raw: dict[str, int], normalized: dict[str, int]) -> None:
-        clamped = {n: max(0, min(MAX_NODE_SCORE, v)) for n, v in normalized.items()}
+        # Share one dict where normalizing or clamping changed nothing: a column costs ~N entries, not 3N.
+        clamped = normalized
+        if any(v < 0 or v > MAX_NODE_SCORE for v in normalized.values()):
+            clamped = {n: max(0, min(MAX_NODE_SCORE, v)) for n, v in normalized.items()}
+        if raw == clamped:
+            raw = clamped
         self.columns.append((plugin, weight, raw, clamped))
         totals = self.totals
         for n, v in clamped.items():

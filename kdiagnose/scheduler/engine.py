@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Scheduler", "scheduling_signature"]
 
+_MEMO_SIZE = 64
+
 
 def scheduling_signature(pod: Pod) -> bytes | None:
     """Everything of a pending pod the replay can read except its name, or None when unknown.
@@ -106,7 +108,11 @@ class Scheduler:
             self._memo_generation = self.snapshot.generation
         cached = self._memo.get(key)
         if cached is None:
-            cached = self._memo[key] = fw.schedule(pod)
+            cached = fw.schedule(pod)
+            if len(self._memo) >= _MEMO_SIZE:
+                # Bounded: 1,000 distinct pending pods must not keep 1,000 full diagnoses alive here.
+                del self._memo[next(iter(self._memo))]
+            self._memo[key] = cached
             return cached
         return replace(cached, pod=pod, notes=list(cached.notes))
 

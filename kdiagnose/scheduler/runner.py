@@ -347,7 +347,15 @@ class Framework:
             raw: dict[str, int] = {}
             score = pl.score
             for ni in feasible:
-                raw[ni.name] = score(state, pod, ni)[0]
+                value, st = score(state, pod, ni)
+                if st.code is Code.ERROR and len(feasible) > 1:
+                    # framework.go RunScorePlugins: a Score error (e.g. its PreScore disabled in the profile)
+                    # fails the cycle; with one feasible node schedulePod never scores.
+                    d.full_message = d.message = (
+                        f'running Score plugins: plugin "{pl.name}" failed with: {st.message}'
+                    )
+                    return
+                raw[ni.name] = value
             normalized = dict(raw)
             pl.normalize_score(state, pod, normalized)
             table.add(pl.name, weight, raw, normalized)

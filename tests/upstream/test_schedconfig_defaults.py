@@ -80,8 +80,12 @@ def _with_dra(weight: int) -> list[tuple[str, int]]:
 @pytest.mark.parametrize(
     ("version", "want"),
     [
-        pytest.param("v1.31.8", _BASE, id="Feature gates disabled (v1.31: DynamicResourceAllocation beta, off)"),
-        pytest.param("v1.33.3", _BASE, id="Feature gates disabled (v1.33: DynamicResourceAllocation beta, off)"),
+        pytest.param(
+            "v1.31.8", _BASE, id="Feature gates disabled (v1.31: DynamicResourceAllocation beta, off)"
+        ),
+        pytest.param(
+            "v1.33.3", _BASE, id="Feature gates disabled (v1.33: DynamicResourceAllocation beta, off)"
+        ),
         pytest.param(
             "v1.34.1",
             _with_dra(0),
@@ -211,7 +215,10 @@ def _resources() -> list[dict[str, Any]]:
 def _default_configs(dra: bool) -> list[dict[str, Any]]:
     """defaults_test.go `pluginConfigs`: one entry per enabled plugin with an Args kind, by name."""
     out: list[dict[str, Any]] = [
-        {"name": "DefaultPreemption", "args": {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}}
+        {
+            "name": "DefaultPreemption",
+            "args": {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100},
+        }
     ]
     if dra:
         out.append({"name": "DynamicResources", "args": {"filterTimeout": "10s"}})
@@ -222,7 +229,10 @@ def _default_configs(dra: bool) -> list[dict[str, Any]]:
         },
         {"name": "NodeAffinity", "args": {}},
         {"name": "NodeResourcesBalancedAllocation", "args": {"resources": _resources()}},
-        {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "LeastAllocated", "resources": _resources()}}},
+        {
+            "name": "NodeResourcesFit",
+            "args": {"scoringStrategy": {"type": "LeastAllocated", "resources": _resources()}},
+        },
         {"name": "PodTopologySpread", "args": {"defaultingType": "System"}},
         {"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 600}},
     ]
@@ -244,7 +254,9 @@ def _configs(prof: dict[str, Any]) -> list[dict[str, Any]]:
         pytest.param({"profiles": [{}]}, "v1.34.1", True, id="no scheduler name"),
         pytest.param({"parallelism": 16}, "v1.34.1", True, id="Prallelism with no port"),
         pytest.param({"parallelism": 8}, "v1.34.1", True, id="set non default parallelism"),
-        pytest.param({"delayCacheUntilActive": True}, "v1.34.1", True, id="set non default delayCacheUntilActive"),
+        pytest.param(
+            {"delayCacheUntilActive": True}, "v1.34.1", True, id="set non default delayCacheUntilActive"
+        ),
         pytest.param({}, "v1.35.4", True, id="default DynamicResources (v1.35: filterTimeout only)"),
         pytest.param({}, "v1.33.3", False, id="v1.33: no DynamicResources args (plugin not enabled)"),
         pytest.param({}, "v1.31.8", False, id="v1.31: no DynamicResources args (plugin not enabled)"),
@@ -267,7 +279,9 @@ def test_scheduler_defaults_two_profiles() -> None:
                 {"pluginConfig": [{"name": "FooPlugin"}]},
                 {
                     "schedulerName": "custom-scheduler",
-                    "plugins": {"bind": {"enabled": [{"name": "BarPlugin"}], "disabled": [{"name": "DefaultBinder"}]}},
+                    "plugins": {
+                        "bind": {"enabled": [{"name": "BarPlugin"}], "disabled": [{"name": "DefaultBinder"}]}
+                    },
                 },
             ],
         }
@@ -286,7 +300,9 @@ def test_scheduler_defaults_two_profiles() -> None:
 @pytest.mark.parametrize(
     ("body", "global_pct", "profile_pct"),
     [
-        pytest.param({"percentageOfNodesToScore": 50}, 50, None, id="set non default global percentageOfNodesToScore"),
+        pytest.param(
+            {"percentageOfNodesToScore": 50}, 50, None, id="set non default global percentageOfNodesToScore"
+        ),
         pytest.param(
             {"profiles": [{"percentageOfNodesToScore": 50}]},
             None,
@@ -301,7 +317,9 @@ def test_scheduler_defaults_two_profiles() -> None:
         ),
     ],
 )
-def test_scheduler_defaults_percentage(body: dict[str, Any], global_pct: int | None, profile_pct: int | None) -> None:
+def test_scheduler_defaults_percentage(
+    body: dict[str, Any], global_pct: int | None, profile_pct: int | None
+) -> None:
     cfg = decode_config({**HEADER, **body})
     # kdiagnose keeps "unset" (None) for the global value instead of upstream's 0 (adaptive).
     assert cfg.get("percentageOfNodesToScore") == global_pct
@@ -336,13 +354,24 @@ def test_explicit_args_keep_their_place_and_only_missing_plugins_get_defaults() 
         "PodTopologySpread",
     ]
     assert prof["pluginConfig"][0]["args"] == {"bindTimeoutSeconds": 30}
-    assert prof["pluginConfig"][1]["args"] == {"hardPodAffinityWeight": 1, "ignorePreferredTermsOfExistingPods": False}
+    assert prof["pluginConfig"][1]["args"] == {
+        "hardPodAffinityWeight": 1,
+        "ignorePreferredTermsOfExistingPods": False,
+    }
 
 
 def test_disabled_plugins_get_no_default_args() -> None:
     # pluginsNames only lists enabled plugins: a plugin disabled in multiPoint gets no args entry.
     (prof,) = _defaulted(
-        {"profiles": [{"plugins": {"multiPoint": {"disabled": [{"name": "VolumeBinding"}, {"name": "DynamicResources"}]}}}]}
+        {
+            "profiles": [
+                {
+                    "plugins": {
+                        "multiPoint": {"disabled": [{"name": "VolumeBinding"}, {"name": "DynamicResources"}]}
+                    }
+                }
+            ]
+        }
     )
     names = [c["name"] for c in prof["pluginConfig"]]
     assert "VolumeBinding" not in names
@@ -403,7 +432,13 @@ ARGS_CASES = [
     ),
     pytest.param(
         "NodeResourcesBalancedAllocation",
-        {"resources": [{"name": "cpu"}, {"name": "scalar.io/scalar0"}, {"name": "scalar.io/scalar1", "weight": 1}]},
+        {
+            "resources": [
+                {"name": "cpu"},
+                {"name": "scalar.io/scalar0"},
+                {"name": "scalar.io/scalar1", "weight": 1},
+            ]
+        },
         {
             "resources": [
                 {"name": "cpu", "weight": 1},
@@ -413,12 +448,20 @@ ARGS_CASES = [
         },
         id="NodeResourcesBalancedAllocationArgs have resource no weight",
     ),
-    pytest.param("PodTopologySpread", {}, {"defaultingType": "System"}, id="PodTopologySpreadArgs resources empty"),
+    pytest.param(
+        "PodTopologySpread", {}, {"defaultingType": "System"}, id="PodTopologySpreadArgs resources empty"
+    ),
     pytest.param(
         "PodTopologySpread",
-        {"defaultConstraints": [{"topologyKey": "planet", "whenUnsatisfiable": "DoNotSchedule", "maxSkew": 2}]},
         {
-            "defaultConstraints": [{"topologyKey": "planet", "whenUnsatisfiable": "DoNotSchedule", "maxSkew": 2}],
+            "defaultConstraints": [
+                {"topologyKey": "planet", "whenUnsatisfiable": "DoNotSchedule", "maxSkew": 2}
+            ]
+        },
+        {
+            "defaultConstraints": [
+                {"topologyKey": "planet", "whenUnsatisfiable": "DoNotSchedule", "maxSkew": 2}
+            ],
             "defaultingType": "System",
         },
         id="PodTopologySpreadArgs resources with value",
@@ -482,7 +525,11 @@ def test_plugin_args_defaults(name: str, args: dict[str, Any], want: dict[str, A
 @pytest.mark.parametrize(
     ("version", "want"),
     [
-        pytest.param("v1.34.1", {"filterTimeout": "10s"}, id="DynamicResourcesArgs v1.34: DRASchedulerFilterTimeout beta on"),
+        pytest.param(
+            "v1.34.1",
+            {"filterTimeout": "10s"},
+            id="DynamicResourcesArgs v1.34: DRASchedulerFilterTimeout beta on",
+        ),
         pytest.param(
             "v1.35.4",
             {"filterTimeout": "10s"},

@@ -240,7 +240,8 @@ def test_new_framework_errors(config: Plugins, message: str) -> None:
         pytest.param(_with_sort_and_bind(plugins()), id="Score plugins are nil"),
         pytest.param(_with_sort_and_bind(plugins(score=ps())), id="enabled Score plugin list is empty"),
         pytest.param(
-            _with_sort_and_bind(plugins(score=ps((SP1, 1)))), id="enabled plugin only implements ScorePlugin interface"
+            _with_sort_and_bind(plugins(score=ps((SP1, 1)))),
+            id="enabled plugin only implements ScorePlugin interface",
         ),
         pytest.param(
             _with_sort_and_bind(plugins(score=ps((SWN1, 1)))),
@@ -273,7 +274,13 @@ _BUILD = "scheduler configuration s.yaml rejected (build): initializing profiles
 
 def test_score_point_order_wins_over_multipoint_for_default_plugins() -> None:
     # Part 1 (plugins set at the point, in that order), part 2 (the other multiPoint plugins), part 3.
-    p = parse({"plugins": {"score": {"enabled": [{"name": "ImageLocality", "weight": 5}, {"name": "TaintToleration"}]}}})
+    p = parse(
+        {
+            "plugins": {
+                "score": {"enabled": [{"name": "ImageLocality", "weight": 5}, {"name": "TaintToleration"}]}
+            }
+        }
+    )
     assert list(p.score.items()) == [
         ("ImageLocality", 5),
         ("TaintToleration", 1),
@@ -335,7 +342,9 @@ def test_a_plugin_enabled_at_a_point_it_does_not_extend() -> None:
 
 def test_two_queue_sort_plugins_are_caught_by_validation_before_the_build() -> None:
     # validateCommonQueueSort checks profiles[0] even when it is the only profile.
-    msg = build_error({"plugins": {"queueSort": {"enabled": [{"name": "PrioritySort"}, {"name": "PrioritySort"}]}}})
+    msg = build_error(
+        {"plugins": {"queueSort": {"enabled": [{"name": "PrioritySort"}, {"name": "PrioritySort"}]}}}
+    )
     assert msg == (
         "scheduler configuration s.yaml rejected (validate): profiles[0].plugins.queueSort.Enabled: "
         "Invalid value: 2: only one queue sort plugin can be enabled"
@@ -344,7 +353,10 @@ def test_two_queue_sort_plugins_are_caught_by_validation_before_the_build() -> N
 
 def test_no_bind_plugin_when_default_binder_is_disabled_everywhere() -> None:
     msg = build_error({"plugins": {"multiPoint": {"disabled": [{"name": "DefaultBinder"}]}}})
-    assert msg == _BUILD + 'at least one bind plugin is needed for profile with scheduler name "default-scheduler"'
+    assert (
+        msg
+        == _BUILD + 'at least one bind plugin is needed for profile with scheduler name "default-scheduler"'
+    )
 
 
 def test_unknown_multipoint_plugin_is_reported_at_the_first_point() -> None:

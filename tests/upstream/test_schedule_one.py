@@ -380,7 +380,7 @@ def test_event_message_is_truncated_at_1024_bytes() -> None:
 
         return Status.unschedulable(reasons[ni.name])
 
-    pl.filter = filt  # type: ignore[method-assign]
+    pl.filter = filt  # type: ignore[method-assign,assignment]
     d = fw.schedule(_pod("p"))
     full = "0/40 nodes are available: " + ", ".join(f"1 {reasons[n]}" for n in names) + "."
     assert d.full_message == full

@@ -17,11 +17,19 @@ if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
     from kdiagnose.model.snapshot import NodeInfo, Snapshot
 
-__all__ = ["Selector", "default_selector", "pods_by_namespace", "selector_matches", "workload_kinds_missing"]
+__all__ = [
+    "Selector",
+    "candidate_pods",
+    "default_selector",
+    "pods_by_namespace",
+    "selector_matches",
+    "workload_kinds_missing",
+]
 
 Selector = tuple[LabelRequirement, ...] | None
 
 _PODS_BY_NS_KEY = "helper/spread:pods-by-namespace"
+_PODS_BY_LABEL_KEY = "helper/spread:pods-by-label"
 _SERVICES_KEY = "helper/spread:service-selectors"
 _WORKLOAD_KINDS = ("Service", "ReplicationController", "ReplicaSet", "StatefulSet")
 
@@ -51,6 +59,58 @@ def _pod_bound(idx: dict[str, list[tuple[Pod, NodeInfo]]], pod: Pod, ni: NodeInf
 
 # Snapshot.bind (the CI gate's sequential replicas) extends the index instead of rebuilding it per pod.
 POD_BOUND_UPDATERS[_PODS_BY_NS_KEY] = _pod_bound
+
+LabelIndex = dict[str, dict[tuple[str, str], list[tuple["Pod", "NodeInfo"]]]]
+
+
+def _label_index(snapshot: Snapshot, namespace: str) -> dict[tuple[str, str], list[tuple[Pod, NodeInfo]]]:
+    """A namespace's bound pods by (label key, value), built the first time a selector asks about it."""
+    root: LabelIndex | None = snapshot.cache.get(_PODS_BY_LABEL_KEY)
+    if root is None:
+        root = {}
+        snapshot.cache[_PODS_BY_LABEL_KEY] = root
+    idx = root.get(namespace)
+    if idx is None:
+        idx = {}
+        for item in pods_by_namespace(snapshot).get(namespace, ()):
+            for pair in item[0].labels.items():
+                idx.setdefault(pair, []).append(item)
+        root[namespace] = idx
+    return idx
+
+
+def _label_bound(root: LabelIndex, pod: Pod, ni: NodeInfo) -> None:
+    idx = root.get(pod.namespace)
+    if idx is not None:
+        for pair in pod.labels.items():
+            idx.setdefault(pair, []).append((pod, ni))
+
+
+POD_BOUND_UPDATERS[_PODS_BY_LABEL_KEY] = _label_bound
+
+
+def candidate_pods(snapshot: Snapshot, namespace: str, selector: Selector) -> list[tuple[Pod, NodeInfo]]:
+    """The bound pods of `namespace` that `selector` could match, for counting without a scan of the whole
+    namespace: through the label index on the selector's most selective `In` requirement (a pod has one
+    value per key, so the values' lists are disjoint), else every pod of the namespace. A superset:
+    callers still apply the selector."""
+    if selector is None:
+        return []
+    best: list[list[tuple[Pod, NodeInfo]]] | None = None
+    best_size = 0
+    for r in selector:
+        if r.op != "In":
+            continue
+        idx = _label_index(snapshot, namespace)
+        lists = [lst for v in r.values if (lst := idx.get((r.key, v)))]
+        size = sum(len(lst) for lst in lists)
+        if best is None or size < best_size:
+            best, best_size = lists, size
+    if best is None:
+        return pods_by_namespace(snapshot).get(namespace, [])
+    if len(best) == 1:
+        return best[0]
+    return [item for lst in best for item in lst]
 
 
 def _service_selectors(snapshot: Snapshot) -> dict[str, list[dict[str, str]]]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from kdiagnose.scheduler import names
 from kdiagnose.scheduler.framework import SKIP, SUCCESS, CycleState, PreFilterResult, Status, add_note
-from kdiagnose.scheduler.plugins.helper.spread import pods_by_namespace
+from kdiagnose.scheduler.plugins.helper.spread import candidate_pods, pods_by_namespace
 from kdiagnose.scheduler.plugins.interpodaffinity.terms import (
     AffinityTerm,
     merge_namespaces,
@@ -153,16 +153,18 @@ def _candidate_pods(snapshot: Snapshot, terms: tuple[AffinityTerm, ...]) -> Iter
     """The bound pods any of `terms` could match: those of the named namespaces, or all pods when a term
     selects every namespace. Same result as scanning every node's pods, in one pass over fewer pods."""
     by_ns = pods_by_namespace(snapshot)
-    if any(t.ns_selector == () for t in terms):
-        for items in by_ns.values():
-            yield from items
-        return
-    seen: set[str] = set()
-    for t in terms:
-        for ns in t.namespaces:
-            if ns not in seen:
-                seen.add(ns)
-                yield from by_ns.get(ns, ())
+    everywhere = any(t.ns_selector == () for t in terms)
+    namespaces = list(by_ns) if everywhere else sorted({ns for t in terms for ns in t.namespaces})
+    # Through the label index: only pods some term's selector could match (each once, in any order).
+    seen: set[int] = set()
+    for ns in namespaces:
+        for t in terms:
+            for item in candidate_pods(snapshot, ns, t.selector):
+                if len(terms) == 1:
+                    yield item
+                elif id(item[0]) not in seen:
+                    seen.add(id(item[0]))
+                    yield item
 
 
 def pre_filter(pl: InterPodAffinity, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:

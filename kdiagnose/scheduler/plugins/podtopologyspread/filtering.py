@@ -11,12 +11,14 @@ from typing import TYPE_CHECKING, Any
 from kdiagnose.scheduler import names
 from kdiagnose.scheduler.framework import SKIP, SUCCESS, CycleState, PreFilterResult, Status
 from kdiagnose.scheduler.plugins.helper.node_selector import RequiredNodeSelector
-from kdiagnose.scheduler.plugins.helper.spread import pods_by_namespace
+from kdiagnose.scheduler.plugins.helper.spread import candidate_pods
 from kdiagnose.scheduler.plugins.podtopologyspread.common import SpreadConstraint, node_has_all_keys
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from kdiagnose.model.objects import Pod
-    from kdiagnose.model.snapshot import NodeInfo
+    from kdiagnose.model.snapshot import NodeInfo, Snapshot
     from kdiagnose.scheduler.plugins.podtopologyspread.plugin import PodTopologySpread
 
 __all__ = [
@@ -93,6 +95,19 @@ class PreFilterState:
         return c
 
 
+def spread_candidates(
+    snapshot: Snapshot, namespace: str, constraints: list[SpreadConstraint]
+) -> Iterable[tuple[Pod, NodeInfo]]:
+    """Pods any of the constraints could count (each once); counting is order-free."""
+    if len(constraints) == 1:
+        return candidate_pods(snapshot, namespace, constraints[0].selector)
+    seen: dict[int, tuple[Pod, NodeInfo]] = {}
+    for c in constraints:
+        for item in candidate_pods(snapshot, namespace, c.selector):
+            seen.setdefault(id(item[0]), item)
+    return seen.values()
+
+
 def pre_filter(pl: PodTopologySpread, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:
     """calPreFilterState over all nodes; Skip when the pod has no hard constraints."""
     constraints = pl.hard_constraints(pod)
@@ -116,7 +131,7 @@ def pre_filter(pl: PodTopologySpread, state: CycleState, pod: Pod) -> tuple[PreF
             s.counts[i].setdefault(value, 0)
     active = [i for i, c in enumerate(constraints) if not c.counts_nothing and node_domain[i]]
     if active:
-        for other, ni in pods_by_namespace(pl.snapshot).get(pod.namespace, ()):
+        for other, ni in spread_candidates(pl.snapshot, pod.namespace, [constraints[i] for i in active]):
             # Terminating pods are bypassed (kubernetes#87621).
             if other.deletion_timestamp is not None:
                 continue

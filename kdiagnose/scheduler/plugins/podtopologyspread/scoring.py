@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING
 from kdiagnose.scheduler import names
 from kdiagnose.scheduler.framework import MAX_NODE_SCORE, SKIP, SUCCESS, CycleState, Status, add_note
 from kdiagnose.scheduler.plugins.helper.node_selector import RequiredNodeSelector
-from kdiagnose.scheduler.plugins.helper.spread import pods_by_namespace, workload_kinds_missing
+from kdiagnose.scheduler.plugins.helper.spread import workload_kinds_missing
 from kdiagnose.scheduler.plugins.podtopologyspread.common import (
     LABEL_HOSTNAME,
     SCHEDULE_ANYWAY,
     SpreadConstraint,
     node_has_all_keys,
 )
+from kdiagnose.scheduler.plugins.podtopologyspread.filtering import spread_candidates
 
 if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
@@ -125,7 +126,7 @@ def pre_score(pl: PodTopologySpread, state: CycleState, pod: Pod, filtered: list
                     node_domain[i][ni.name] = value
     active = [i for i, c in enumerate(constraints) if not c.counts_nothing]
     if active:
-        for other, ni in pods_by_namespace(snapshot).get(pod.namespace, ()):
+        for other, ni in spread_candidates(snapshot, pod.namespace, [constraints[i] for i in active]):
             if other.deletion_timestamp is not None:
                 continue
             for i in active:

@@ -68,7 +68,8 @@ class TaintToleration(Plugin):
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
         prefer: list[Toleration] | None = state.read(_PRE_SCORE_KEY)
         if prefer is None:
-            return 0, Status.error(f'failed to read "{_PRE_SCORE_KEY}" from cycleState')
+            # taint_toleration.go getPreScoreState wraps framework.ErrNotFound (PreScore disabled in the profile).
+            return 0, Status.error(f'failed to read "{_PRE_SCORE_KEY}" from cycleState: not found')
         count = 0
         for taint in node_info.node.taints:
             if taint.effect != "PreferNoSchedule":

@@ -150,7 +150,11 @@ class VolumeRestrictions(Plugin):
                         details=({"volume": str(v.get("name") or ""), "pod": ev.key},),
                     )
         s: _State | None = state.read(_STATE_KEY)
-        if s is not None and s.conflicting_ref_count > 0:
+        if s is None:
+            # volume_restrictions.go Filter: getPreFilterState fails when PreFilter did not run (a profile
+            # that disables only its PreFilter).
+            return Status.error(f'cannot read "{_STATE_KEY}" from cycleState')
+        if s.conflicting_ref_count > 0:
             reason = (
                 ERR_REASON_RWOP_CONFLICT if self.dialect.rwop_reason_new else ERR_REASON_RWOP_CONFLICT_OLD
             )
