@@ -85,7 +85,9 @@ def build_snapshot(
             except ModelError as e:
                 raise InputError(f"{raw.where}: {e}") from None
     present = set(by_kind) | (set(list_kinds) & KNOWN_KINDS)
-    plain: dict[str, list[Obj]] = {k: [r.obj for r in v] for k, v in by_kind.items() if k not in ("Pod", "Node")}
+    plain: dict[str, list[Obj]] = {
+        k: [r.obj for r in v] for k, v in by_kind.items() if k not in ("Pod", "Node")
+    }
     if not dialect.dra_enabled:
         # resource.k8s.io/v1 does not exist before v1.34 and the DRA gate is off: the API server drops claims.
         for k in ("ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceClass"):
@@ -93,7 +95,9 @@ def build_snapshot(
             if n:
                 skipped[k] += n
             present.discard(k)
-    ctx = AdmissionContext(plain.get("PriorityClass", []), plain.get("LimitRange", []), plain.get("RuntimeClass", []))
+    ctx = AdmissionContext(
+        plain.get("PriorityClass", []), plain.get("LimitRange", []), plain.get("RuntimeClass", [])
+    )
 
     nodes: list[Node] = []
     seen_nodes: set[str] = set()
@@ -152,14 +156,20 @@ def partial_dump_warnings(snap: Snapshot) -> list[str]:
     out = []
     namespaces = {p.namespace for p in snap.pods}
     # `kubectl get pods -o yaml` without -A, or a cluster-info dump without -A (current namespace + kube-system).
-    if snap.node_infos and len(snap.pods) > 20 and (len(namespaces) == 1 or namespaces <= {"default", "kube-system"}):
+    if (
+        snap.node_infos
+        and len(snap.pods) > 20
+        and (len(namespaces) == 1 or namespaces <= {"default", "kube-system"})
+    ):
         out.append(
             f"the input has pods of only {len(namespaces)} namespace(s) ({', '.join(sorted(namespaces))}): "
             "was the dump taken without -A/--all-namespaces? Resource, affinity and spread checks may be wrong"
         )
     if snap.pods and not snap.node_infos:
         out.append("the input has pods but no nodes: nothing to schedule onto")
-    missing = sorted({p.node_name for p in snap.pods if p.node_name and p.node_name not in snap.node_info_by_name})
+    missing = sorted(
+        {p.node_name for p in snap.pods if p.node_name and p.node_name not in snap.node_info_by_name}
+    )
     if missing and snap.node_infos:
         out.append(
             f"{len(missing)} node(s) that pods are bound to are missing from the input (e.g. {missing[0]}): "

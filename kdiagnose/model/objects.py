@@ -62,7 +62,9 @@ def parse_resource_list(raw: Any, where: str) -> dict[str, int]:
         return out
     for name, q in raw.items():
         try:
-            out[str(name)] = _str_resource_value(str(name), q) if type(q) is str else resource_value(str(name), q)
+            out[str(name)] = (
+                _str_resource_value(str(name), q) if type(q) is str else resource_value(str(name), q)
+            )
         except QuantityError as e:
             raise ModelError(f"{where}.{name}: {e}") from None
     return out
