@@ -198,6 +198,7 @@ def diagnose_snapshot(
     profile_notes: Iterable[str] = (),
     remedies: bool = True,
     pools: list[PoolSpec] | None = None,
+    nominated: bool = False,
 ) -> Report:
     """Diagnose the selected pods (default: every pending pod a profile handles) and build the Report."""
     all_profiles = profiles_for(snapshot, profiles, scheduler_name)
@@ -209,7 +210,7 @@ def diagnose_snapshot(
         selector=selector,
         scheduler_name=scheduler_name,
     )
-    scheduler = Scheduler(snapshot, all_profiles)
+    scheduler = Scheduler(snapshot, all_profiles, nominated=nominated)
     from kdiagnose.load.dump import recorded_for
     from kdiagnose.remedies.engine import compute_remedies
 

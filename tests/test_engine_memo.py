@@ -102,3 +102,37 @@ def test_a_bind_in_between_invalidates_shared_answers() -> None:
     assert not second.scheduled
     assert second.message is not None
     assert "1 node(s) didn't match pod anti-affinity rules" in second.message
+
+
+def _prio_pod(name: str, cpu: str, priority: int, nominated: str = "") -> dict[str, Any]:
+    obj = _pod(name, {"app": name}, cpu)
+    obj["spec"]["priority"] = priority
+    if nominated:
+        obj["status"] = {"phase": "Pending", "nominatedNodeName": nominated}
+    return obj
+
+
+def test_nominated_pods_hold_their_node_for_equal_or_lower_priority_pods_when_enabled() -> None:
+    # n1 has 4 CPU, 2 used; `held` (priority 100, 2 CPU) was nominated to n1 by an earlier preemption.
+    bound = _pod("busy", {"app": "busy"}, "2")
+    bound["spec"]["nodeName"] = "n1"
+    objs = [
+        _node("n1", "4"),
+        bound,
+        _prio_pod("held", "2", 100, nominated="n1"),
+        _prio_pod("low", "1", 0),
+        _prio_pod("high", "1", 1000),
+    ]
+    pods = {p.name: p for p in _scheduler(objs).snapshot.pending}
+    off = _scheduler(objs)
+    assert off.diagnose(next(p for p in off.snapshot.pending if p.name == "low")).scheduled
+    on = Scheduler(_scheduler(objs).snapshot, nominated=True)
+    by_name = {p.name: p for p in on.snapshot.pending}
+    low = on.diagnose(by_name["low"])
+    assert not low.scheduled
+    assert low.verdicts["n1"].reasons == ("Insufficient cpu",)
+    # A higher-priority pod does not see the lower-priority nomination (addGENominatedPods: >= only).
+    assert on.diagnose(by_name["high"]).scheduled
+    # The nominated pod itself is not counted against itself.
+    assert on.diagnose(by_name["held"]).scheduled
+    assert set(pods) == {"held", "low", "high"}

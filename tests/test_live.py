@@ -924,3 +924,32 @@ def test_check_against_a_live_cluster_with_context(tmp_path: Path) -> None:
     text = json.dumps(doc)
     assert "2 node(s) didn't match pod anti-affinity rules" in text
     assert "context fake" in text
+
+
+def test_pod_held_at_permit_by_an_out_of_tree_plugin_is_explained(tmp_path: Path) -> None:
+    cfg = tmp_path / "sched.yaml"
+    cfg.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        "profiles:\n"
+        "- schedulerName: default-scheduler\n"
+        "  plugins:\n"
+        "    multiPoint:\n"
+        "      enabled:\n"
+        "      - name: Coscheduling\n"
+    )
+    with FakeAPIServer(_objects(SEED)) as srv:  # no FailedScheduling event recorded
+        _, doc = live_json(
+            srv, tmp_path, "pod", "hello-web-new", "-n", "default", "--scheduler-config", str(cfg)
+        )
+    notes = pod_doc(doc, "default/hello-web-new")["notes"]
+    assert any("Coscheduling" in n and "Permit" in n and "15 minutes" in n for n in notes), notes
+
+
+def test_permit_note_is_not_given_when_the_pod_has_a_failed_scheduling_event() -> None:
+    from kdiagnose.commands.live import permit_wait_note
+
+    oot = {"default-scheduler": {"Coscheduling": ["multiPoint"]}}
+    assert permit_wait_note("default-scheduler", oot, [{"reason": "FailedScheduling"}]) == ""
+    assert permit_wait_note("other", oot, []) == ""
+    assert "Coscheduling" in permit_wait_note("default-scheduler", oot, [])

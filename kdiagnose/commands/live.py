@@ -120,6 +120,7 @@ def build_live_report(
     profiles: list[Profile] | None = None,
     profile_notes: list[str] | None = None,
     extenders: list[str] | None = None,
+    out_of_tree: dict[str, dict[str, list[str]]] | None = None,
 ) -> Report:
     """Triage every target, replay those waiting for the scheduler, and attach what the cluster recorded."""
     from kdiagnose.load.cluster import no_gc
@@ -150,8 +151,9 @@ def build_live_report(
             snap = build_snapshot(
                 (RawObject(o, src) for o in fetched.objects), dialect, list_kinds=list_kinds, admit=True
             )
+        # A live cluster's pods nominated by earlier preemptions hold their nodes, as in kube-scheduler.
         report = diagnose_snapshot(
-            snap, profiles, pods=replay, source=source, profile_notes=profile_notes or ()
+            snap, profiles, pods=replay, source=source, profile_notes=profile_notes or (), nominated=True
         )
         # Live lists are cluster-wide: the dump heuristics about missing namespaces do not apply.
         report.warnings = [w for w in report.warnings if "without -A" not in w]
@@ -195,8 +197,31 @@ def build_live_report(
         )
         if rec is not None or fetched.events_readable:
             pr.recorded = rec
+        if tri.replay:
+            note = permit_wait_note(pr.diagnosis.profile, out_of_tree or {}, events.get(key, []))
+            if note and note not in pr.diagnosis.notes:
+                pr.diagnosis.notes.insert(0, note)
     report.pods.sort(key=lambda p: p.diagnosis.pod.key)
     return report
+
+
+def permit_wait_note(profile: str, out_of_tree: dict[str, dict[str, list[str]]], events: list[Obj]) -> str:
+    """A pending pod with no FailedScheduling event whose profile runs an out-of-tree plugin that may sit at
+    Permit (coscheduling / gang scheduling): the scheduler picked a node and is waiting, not failing."""
+    plugins = {
+        name: points
+        for name, points in (out_of_tree.get(profile) or {}).items()
+        if "permit" in points or "multiPoint" in points
+    }
+    if not plugins or any(ev.get("reason") == "FailedScheduling" for ev in events):
+        return ""
+    names = ", ".join(sorted(plugins))
+    return (
+        f"profile {profile} runs out-of-tree plugin(s) {names} (not replayed) at Permit: a pod held there has a "
+        "node reserved but no FailedScheduling event, and waits up to 15 minutes before it is rejected and "
+        "retried; check its gang or PodGroup (e.g. kubectl get podgroups -n NAMESPACE: minMember, scheduled "
+        "members) and the plugin's logs"
+    )
 
 
 # ---------------------------------------------------------------------------------------------- export
@@ -427,6 +452,7 @@ def run_live(opts: LiveOptions) -> tuple[Report, int]:
         profiles=list(cfg.profiles) if cfg is not None else None,
         profile_notes=list(cfg.notes) if cfg is not None else None,
         extenders=list(cfg.extenders) if cfg is not None else None,
+        out_of_tree=dict(cfg.out_of_tree) if cfg is not None else None,
     )
     if opts.save_snapshot:
         save_snapshot(opts.save_snapshot, fetched, dialect, opts.full)

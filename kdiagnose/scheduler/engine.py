@@ -60,8 +60,11 @@ def scheduling_signature(pod: Pod) -> bytes | None:
 class Scheduler:
     """All profiles of one scheduler instance over one snapshot; frameworks are built once and reused."""
 
-    def __init__(self, snapshot: Snapshot, profiles: list[Profile] | None = None) -> None:
+    def __init__(
+        self, snapshot: Snapshot, profiles: list[Profile] | None = None, *, nominated: bool = False
+    ) -> None:
         self.snapshot = snapshot
+        self.nominated = nominated
         self.profiles = profiles or [default_profile(snapshot.dialect)]
         self._frameworks: dict[str, Framework] = {}
         # Diagnoses by pod signature: replicas of one workload share every scheduling input, so one replay
@@ -74,7 +77,7 @@ class Scheduler:
         if fw is None:
             for p in self.profiles:
                 if p.scheduler_name == scheduler_name:
-                    fw = Framework(self.snapshot, p)
+                    fw = Framework(self.snapshot, p, nominated=self.nominated)
                     self._frameworks[scheduler_name] = fw
                     break
         return fw

@@ -43,9 +43,13 @@ def _defines(plugin: Plugin, method: str) -> bool:
 class Framework:
     """A profile instantiated against one snapshot; `schedule(pod)` is one scheduling attempt."""
 
-    def __init__(self, snapshot: Snapshot, profile: Profile) -> None:
+    def __init__(self, snapshot: Snapshot, profile: Profile, *, nominated: bool = False) -> None:
         self.snapshot = snapshot
         self.profile = profile
+        # Live clusters: pods nominated by an earlier preemption hold their node for equal-or-lower
+        # priority pods (addGENominatedPods). Golden corpora schedule each pending pod alone: off there.
+        self.nominated = nominated
+        self._nominated_by_node: dict[str, list[Pod]] | None = None
         self.dialect = snapshot.dialect
         self.plugins: dict[str, Plugin] = {}
         for name in profile.plugins():
@@ -151,13 +155,30 @@ class Framework:
             return Status(Code.ERROR, (msg,), pl.name, s.details)
         return s.with_plugin(pl.name)
 
+    def _nominated_index(self) -> dict[str, list[Pod]]:
+        if self._nominated_by_node is None:
+            idx: dict[str, list[Pod]] = {}
+            for p in self.snapshot.pending:
+                if p.nominated_node_name:
+                    idx.setdefault(p.nominated_node_name, []).append(p)
+            self._nominated_by_node = idx
+        return self._nominated_by_node
+
     def has_nominated_pods(self, pod: Pod) -> bool:
-        """Whether any node carries pods nominated ahead of this one (never in file mode)."""
-        return False
+        """Whether any node carries pods nominated ahead of this one (only with `nominated`)."""
+        if not self.nominated:
+            return False
+        return any(self.nominated_pods_for(pod, node) for node in self._nominated_index())
 
     def nominated_pods_for(self, pod: Pod, node_name: str) -> list[Pod]:
-        """Pods nominated to a node with priority >= the pod's; off in file mode (each pending pod alone)."""
-        return []
+        """Pods nominated to a node with priority >= the pod's, other than the pod (addGENominatedPods)."""
+        if not self.nominated:
+            return []
+        return [
+            p
+            for p in self._nominated_index().get(node_name, ())
+            if p is not pod and p.priority >= pod.priority and (not p.uid or p.uid != pod.uid)
+        ]
 
     def run_filters_with_nominated(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """RunFilterPluginsWithNominatedPods: pass 1 with higher-or-equal nominated pods added, pass 2 without."""
