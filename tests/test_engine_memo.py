@@ -136,3 +136,17 @@ def test_nominated_pods_hold_their_node_for_equal_or_lower_priority_pods_when_en
     # The nominated pod itself is not counted against itself.
     assert on.diagnose(by_name["held"]).scheduled
     assert set(pods) == {"held", "low", "high"}
+
+
+def test_num_feasible_nodes_to_find_follows_schedule_one() -> None:
+    from kdiagnose.scheduler.runner import num_feasible_nodes_to_find
+
+    # Values worked out from schedule_one.go numFeasibleNodesToFind (min 100 nodes, adaptive 50% - N/125, min 5%).
+    assert num_feasible_nodes_to_find(None, 50) == 50
+    assert num_feasible_nodes_to_find(None, 100) == 100  # 49% of 100 = 49 -> at least 100
+    assert num_feasible_nodes_to_find(None, 1000) == 420  # 50 - 8 = 42%
+    assert num_feasible_nodes_to_find(None, 5000) == 500  # 50 - 40 = 10%
+    assert num_feasible_nodes_to_find(None, 10000) == 500  # 50 - 80 -> 5%
+    assert num_feasible_nodes_to_find(30, 1000) == 300
+    assert num_feasible_nodes_to_find(100, 5000) == 5000
+    assert num_feasible_nodes_to_find(None, 5000, has_score_plugins=False) == 1

@@ -711,10 +711,11 @@ def _scores(out: _Out, d: Diagnosis, pools: dict[str, str], opts: RenderOptions)
     skipped = sorted({p for b in d.scores.values() for p in b.skipped})
     if skipped:
         notes.append(f"skipped at PreScore (contribute 0): {', '.join(skipped)}")
-    if len(ranked) > 100:
+    if d.feasible_to_find and len(ranked) > d.feasible_to_find:
         notes.append(
-            f"kdiagnose scores all {len(ranked)} feasible nodes; kube-scheduler's percentageOfNodesToScore "
-            "may score only a sample"
+            f"kdiagnose scores all {len(ranked)} feasible nodes; kube-scheduler (percentageOfNodesToScore) "
+            f"stops filtering after {d.feasible_to_find} feasible nodes from a rotating start and scores "
+            "those, so its pick may be a near-best node instead"
         )
     for n in notes:
         out.para(n, 2, 4, style="dim")

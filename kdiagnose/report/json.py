@@ -93,6 +93,7 @@ def pod_document(pr: PodReport, pools: dict[str, str]) -> dict[str, Any]:
         "topNodes": list(d.top_nodes),
         "node": d.chosen,
         "scoredByScheduler": d.scored_by_scheduler,
+        "feasibleNodesToFind": d.feasible_to_find or None,
         "nominatedNodeUsed": d.nominated_node_used,
         "preemption": pre,
         "gates": list(d.pod.scheduling_gates) if d.preenqueue is not None else [],

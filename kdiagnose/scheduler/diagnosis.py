@@ -109,6 +109,9 @@ class Diagnosis:
     feasible: list[str] = field(default_factory=list)
     scores: Mapping[str, ScoreBreakdown] = field(default_factory=dict)
     scored_by_scheduler: bool = False
+    # numFeasibleNodesToFind: kube-scheduler stops filtering once it has this many feasible nodes (from a
+    # rotating start), so with more feasible nodes than this it scores a sample; kdiagnose scores them all.
+    feasible_to_find: int = 0
     top_nodes: list[str] = field(default_factory=list)
     chosen: str | None = None
     nominated_node_used: bool = False

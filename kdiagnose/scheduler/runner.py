@@ -40,6 +40,27 @@ def _defines(plugin: Plugin, method: str) -> bool:
     return getattr(type(plugin), method) is not getattr(Plugin, method)
 
 
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def num_feasible_nodes_to_find(
+    percentage: int | None, num_all_nodes: int, has_score_plugins: bool = True
+) -> int:
+    """schedule_one.go numFeasibleNodesToFind: how many feasible nodes kube-scheduler looks for before it
+    stops filtering (0 or unset = adaptive: 50% minus 1% per 125 nodes, at least 5%, at least 100 nodes)."""
+    if not has_score_plugins:
+        return 1
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage or 0
+    if pct <= 0:
+        pct = max(MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND, 50 - num_all_nodes // 125)
+    if pct >= 100:
+        return num_all_nodes
+    return max(MIN_FEASIBLE_NODES_TO_FIND, num_all_nodes * pct // 100)
+
+
 class Framework:
     """A profile instantiated against one snapshot; `schedule(pod)` is one scheduling attempt."""
 
@@ -382,6 +403,9 @@ class Framework:
             table.add(pl.name, weight, raw, normalized)
         d.scores = table
         d.scored_by_scheduler = len(feasible) > 1
+        d.feasible_to_find = num_feasible_nodes_to_find(
+            self.profile.percentage_of_nodes_to_score, self.snapshot.num_nodes, bool(self.score_plugins)
+        )
         totals = table.totals
         best = max(totals.values())
         d.top_nodes = sorted(name for name, t in totals.items() if t == best)
