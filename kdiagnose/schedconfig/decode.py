@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kdiagnose.schedconfig.defaults import POINTS
+
 __all__ = ["ARGS_SCHEMAS", "DecodeError", "decode_args", "decode_config"]
 
 GROUP_VERSION = "kubescheduler.config.k8s.io/v1"
@@ -25,25 +27,10 @@ class DecodeError(Exception):
 _TYPE_META: dict[str, Spec] = {"apiVersion": "string", "kind": "string"}
 _PLUGIN: dict[str, Spec] = {"name": "string", "weight": "int32"}
 _PLUGIN_SET: dict[str, Spec] = {"enabled": ("list", _PLUGIN), "disabled": ("list", _PLUGIN)}
-_POINTS = (
-    "preEnqueue",
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
-    "multiPoint",
-)
 _PROFILE: dict[str, Spec] = {
     "schedulerName": "string",
     "percentageOfNodesToScore": "int32",
-    "plugins": {p: _PLUGIN_SET for p in _POINTS},
+    "plugins": {p: _PLUGIN_SET for p in POINTS},
     "pluginConfig": ("list", {"name": "string", "args": "raw"}),
 }
 _EXTENDER: dict[str, Spec] = {

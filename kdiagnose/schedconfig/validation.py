@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kdiagnose.schedconfig.defaults import Plugins
+from kdiagnose.schedconfig.defaults import POINTS, Plugins
 from kdiagnose.schedconfig.fielderr import (
     DUPLICATE,
     FORBIDDEN,
@@ -329,20 +329,8 @@ ARGS_VALIDATORS = {
 
 # ---------------------------------------------------------------- the configuration
 
-_STAGES = (
-    "preEnqueue",
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
-)
+# Every extension point but multiPoint, in types.go order.
+_STAGES = tuple(p for p in POINTS if p != "multiPoint")
 
 
 def _percentage(path: str, value: int | None) -> list[FieldError]:
