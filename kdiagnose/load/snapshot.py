@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kdiagnose.errors import InputError
-from kdiagnose.load.admission import AdmissionContext, admit_pod
+from kdiagnose.load.admission import AdmissionContext, admit_pod, admit_pvc
 from kdiagnose.load.files import RawObject
 from kdiagnose.load.gcpause import paused_gc
 from kdiagnose.model.objects import ModelError, Node, Pod
@@ -96,8 +96,15 @@ def build_snapshot(
                 skipped[k] += n
             present.discard(k)
     ctx = AdmissionContext(
-        plain.get("PriorityClass", []), plain.get("LimitRange", []), plain.get("RuntimeClass", [])
+        plain.get("PriorityClass", []),
+        plain.get("LimitRange", []),
+        plain.get("RuntimeClass", []),
+        plain.get("StorageClass", []),
+        present=present,
     )
+    if admit:
+        for pvc in plain.get("PersistentVolumeClaim", []):
+            admit_pvc(pvc, ctx)
 
     nodes: list[Node] = []
     seen_nodes: set[str] = set()
@@ -113,6 +120,7 @@ def build_snapshot(
 
     pods: list[Pod] = []
     seen_pods: set[str] = set()
+    refused: list[str] = []
     for raw in by_kind.get("Pod", []):
         obj = raw.obj
         if admit:
@@ -120,7 +128,13 @@ def build_snapshot(
                 _drop_claims(obj)
             if not dialect.pod_level_resources and isinstance(obj.get("spec"), dict):
                 obj["spec"].pop("resources", None)
-            admit_pod(obj, ctx)
+            rejected: list[str] = []
+            admit_pod(obj, ctx, rejected)
+            if rejected:
+                # The API server would not have created this pod: it never reaches a scheduler, so it is
+                # left out (as kube-scheduler never sees it) and the report says why.
+                refused.append(f"{raw.where}: {_rejection(obj, rejected)}; not replayed")
+                continue
         try:
             # Pending pods keep their object: remedies patch it and what-if replays rebuild it.
             pending = not (isinstance(obj.get("spec"), dict) and obj["spec"].get("nodeName"))
@@ -135,7 +149,37 @@ def build_snapshot(
 
     snap = Snapshot(dialect, nodes, pods, plain, present, skipped)
     snap.warnings.extend(partial_dump_warnings(snap))
+    snap.warnings.extend(_unresolved_warnings(ctx))
+    snap.warnings.extend(refused)
     return snap
+
+
+def _rejection(obj: Obj, reasons: list[str]) -> str:
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+    name = str(meta.get("name") or meta.get("generateName") or "")
+    return (
+        f"the API server would reject pod {meta.get('namespace') or 'default'}/{name}: "
+        f'pods "{name}" is forbidden: ' + "; ".join(reasons)
+    )
+
+
+def _unresolved_warnings(ctx: AdmissionContext) -> list[str]:
+    """Pods naming a PriorityClass or RuntimeClass when the input has none of that kind."""
+    out = []
+    for kind, assumed in (
+        ("PriorityClass", "priority 0 assumed"),
+        ("RuntimeClass", "no overhead or scheduling added"),
+    ):
+        names = sorted(name for k, name in ctx.unresolved if k == kind)
+        if names:
+            pods = sum(n for (k, _), n in ctx.unresolved.items() if k == kind)
+            out.append(
+                f"{pods} pod(s) name {kind} {', '.join(names[:5])}{' ...' if len(names) > 5 else ''} "
+                f"but the input has no {kind}es: {assumed}"
+            )
+    return out
 
 
 def _drop_claims(obj: Obj) -> None:

@@ -55,9 +55,16 @@ def fit_error_message(
     return msg
 
 
+_SUFFIX = " ..."
+
+
 def truncate_event(message: str) -> str:
-    """Events are capped at 1024 bytes: the recorder keeps 1020 bytes and appends ' ...'."""
+    """schedule_one.go truncateMessage: over NoteLengthLimit (1024 bytes) the message keeps its first 1020
+    bytes and gets ' ...'. Go slices bytes, so a multi-byte character at the cut is split; the event as read
+    back (JSON, encoding/json) shows each byte of that partial character as U+FFFD, reproduced here."""
     data = message.encode()
     if len(data) <= EVENT_MESSAGE_LIMIT:
         return message
-    return data[: EVENT_MESSAGE_LIMIT - 4].decode(errors="ignore") + " ..."
+    head = data[: EVENT_MESSAGE_LIMIT - len(_SUFFIX)].decode(errors="surrogateescape")
+    # surrogateescape maps every undecodable byte to one lone surrogate U+DC80-U+DCFF: one U+FFFD per byte.
+    return "".join("\ufffd" if "\udc80" <= ch <= "\udcff" else ch for ch in head) + _SUFFIX

@@ -278,7 +278,8 @@ class Framework:
         if not pre_status.ok:
             if pre_status.code == Code.ERROR:
                 d.prefilter = pre_status
-                d.message = d.full_message = pre_status.message
+                d.full_message = pre_status.message
+                d.message = truncate_event(d.full_message)  # handleSchedulingFailure truncates every event
                 return d
             d.prefilter = pre_status
             for ni in nodes:
@@ -313,7 +314,8 @@ class Framework:
         feasible = [ni for ni in candidates if d.verdicts[ni.name].code is Code.SUCCESS]
         for st in d.verdicts.values():
             if st.code is Code.ERROR:
-                d.full_message = d.message = st.message
+                d.full_message = st.message
+                d.message = truncate_event(st.message)
                 return d
         nominated = pod.nominated_node_name
         if nominated_status is not None and nominated not in d.verdicts:
