@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from kdiagnose.errors import InputError, UsageError
 from kdiagnose.exitcodes import ExitCode
-from kdiagnose.load.admission import AdmissionContext, admit_pod
+from kdiagnose.load.admission import AdmissionContext, admit_pod, default_storage_class
 from kdiagnose.load.manifests import Workload, daemon_pod_for_node, daemon_predicate_pod, expand_workloads
 from kdiagnose.model.objects import ModelError, Pod
 from kdiagnose.model.requests import finish_pod
@@ -64,10 +64,6 @@ RemedyFn = Callable[["Snapshot", Scheduler, "Diagnosis"], "tuple[list[Remedy], l
 
 FAIL_ON = ("unschedulable", "preemption", "scale-up")
 HEADROOM_CAP = 1000
-_DEFAULT_SC_ANNOTATIONS = (
-    "storageclass.kubernetes.io/is-default-class",
-    "storageclass.beta.kubernetes.io/is-default-class",
-)
 _SYSTEM_PRIORITY_CLASSES = ("system-cluster-critical", "system-node-critical")
 
 
@@ -226,18 +222,8 @@ def load_workloads(
 
 
 def _default_storage_class(snapshot: Snapshot) -> str | None:
-    """DefaultStorageClass admission: the newest class annotated default (ties: the lowest name)."""
-    defaults = []
-    for sc in snapshot.kind("StorageClass"):
-        meta = sc.get("metadata") or {}
-        ann = meta.get("annotations") or {}
-        if any(str(ann.get(a, "")).lower() == "true" for a in _DEFAULT_SC_ANNOTATIONS):
-            defaults.append((str(meta.get("creationTimestamp") or ""), str(meta.get("name") or "")))
-    if not defaults:
-        return None
-    # pkg/volume/util/storageclass.go GetDefaultClass: newest first, then the name in ascending order.
-    newest = max(ts for ts, _ in defaults)
-    return min(name for ts, name in defaults if ts == newest)
+    """DefaultStorageClass admission, as for every other PVC (load/admission.py)."""
+    return default_storage_class(snapshot.kind("StorageClass"))
 
 
 class _Gate:
