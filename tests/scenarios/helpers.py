@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kdiagnose.load.files import load_paths
 from kdiagnose.load.snapshot import build_snapshot
 from kdiagnose.model.snapshot import Snapshot
@@ -12,7 +14,9 @@ from kdiagnose.versions import dialect_for
 __all__ = ["diagnose", "diagnose_all", "node", "pod", "scenario", "snapshot_of"]
 
 
-def diagnose_all(tmp_path: object, text: str, version: str = "v1.34.1", config: str | None = None) -> dict[str, Diagnosis]:
+def diagnose_all(
+    tmp_path: object, text: str, version: str = "v1.34.1", config: str | None = None
+) -> dict[str, Diagnosis]:
     """Every pending pod's Diagnosis, by `namespace/name`."""
     from pathlib import Path
 
@@ -31,14 +35,16 @@ def diagnose_all(tmp_path: object, text: str, version: str = "v1.34.1", config: 
     return {p.key: sched.diagnose(p) for p in snap.pending}
 
 
-def snapshot_of(*objs: dict[str, object], version: str = "v1.34.1") -> Snapshot:
+def snapshot_of(*objs: dict[str, Any], version: str = "v1.34.1") -> Snapshot:
     """A Snapshot straight from object dicts (API-server defaulting applied)."""
     from kdiagnose.load.files import RawObject
 
     return build_snapshot([RawObject(dict(o), "test") for o in objs], dialect_for(version))
 
 
-def diagnose(tmp_path: object, text: str, pod: str, version: str = "v1.34.1", config: str | None = None) -> Diagnosis:
+def diagnose(
+    tmp_path: object, text: str, pod: str, version: str = "v1.34.1", config: str | None = None
+) -> Diagnosis:
     return diagnose_all(tmp_path, text, version, config)[pod]
 
 
@@ -50,17 +56,17 @@ def node(
     labels: dict[str, str] | None = None,
     taints: list[dict[str, str]] | None = None,
     extra: dict[str, str] | None = None,
-    images: list[dict[str, object]] | None = None,
+    images: list[dict[str, Any]] | None = None,
     unschedulable: bool = False,
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """A Ready node; allocatable = capacity."""
     alloc = {"cpu": cpu, "memory": memory, "pods": pods, "ephemeral-storage": "100Gi", **(extra or {})}
-    spec: dict[str, object] = {}
+    spec: dict[str, Any] = {}
     if taints:
         spec["taints"] = taints
     if unschedulable:
         spec["unschedulable"] = True
-    status: dict[str, object] = {
+    status: dict[str, Any] = {
         "capacity": dict(alloc),
         "allocatable": dict(alloc),
         "conditions": [{"type": "Ready", "status": "True"}],
@@ -87,7 +93,7 @@ def pod(
     start: str | None = None,
     extra_requests: dict[str, str] | None = None,
     **spec: object,
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """A pod with one container `c`; bound (Running) when `node_name` is given."""
     requests: dict[str, str] = {}
     if cpu is not None:
@@ -95,21 +101,26 @@ def pod(
     if memory is not None:
         requests["memory"] = memory
     requests.update(extra_requests or {})
-    container: dict[str, object] = {"name": "c", "image": "registry.k8s.io/pause:3.9"}
+    container: dict[str, Any] = {"name": "c", "image": "registry.k8s.io/pause:3.9"}
     if requests:
         # Extended resources and hugepages cannot be overcommitted: the API server wants limits == requests.
         limits = {k: v for k, v in requests.items() if k not in ("cpu", "memory", "ephemeral-storage")}
         container["resources"] = {"requests": requests, **({"limits": limits} if limits else {})}
-    body: dict[str, object] = {"containers": [container]}
+    body: dict[str, Any] = {"containers": [container]}
     if priority is not None:
         body["priority"] = priority
     if node_name is not None:
         body["nodeName"] = node_name
     body.update(spec)
-    obj: dict[str, object] = {
+    obj: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "uid": f"uid-{namespace}-{name}", "labels": labels or {}},
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "uid": f"uid-{namespace}-{name}",
+            "labels": labels or {},
+        },
         "spec": body,
     }
     if node_name is not None:
@@ -117,7 +128,7 @@ def pod(
     return obj
 
 
-def scenario(*objs: dict[str, object]) -> str:
+def scenario(*objs: dict[str, Any]) -> str:
     import yaml
 
     return yaml.safe_dump_all(list(objs), sort_keys=False)

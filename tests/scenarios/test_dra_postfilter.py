@@ -70,7 +70,7 @@ def _claim(reserved_for: list[dict[str, str]]) -> dict[str, Any]:
 
 def _user() -> dict[str, Any]:
     p = pod("user", cpu="1", resourceClaims=[{"name": "gpu", "resourceClaimName": "c1"}])
-    p["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]  # type: ignore[index]
+    p["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
     return p
 
 
@@ -78,11 +78,11 @@ TAINT = [{"key": "maintenance", "value": "true", "effect": "NoSchedule"}]
 
 
 def _cluster(reserved_for: list[dict[str, str]], tainted_others: bool = False) -> str:
-    others = {"taints": TAINT} if tainted_others else {}
+    taints = TAINT if tainted_others else None
     return scenario(
         node("g1", cpu="2"),
-        node("g2", cpu="2", **others),  # type: ignore[arg-type]
-        node("g3", cpu="2", **others),  # type: ignore[arg-type]
+        node("g2", cpu="2", taints=taints),
+        node("g3", cpu="2", taints=taints),
         GPU_CLASS,
         _slice("g1"),
         _slice("g2"),

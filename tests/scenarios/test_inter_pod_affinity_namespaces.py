@@ -59,8 +59,21 @@ def _namespaced() -> str:
             affinity=_anti({"app": "web"}, ZONE, {"matchLabels": {"team": "b"}}),
         ),
         pod("web-0", namespace="team-b", node_name="n3", cpu="100m", labels={"app": "web"}),
-        pod("web-1", namespace="team-b", cpu="100m", priority=100, labels={"app": "web"}, affinity=_anti({"app": "web"})),
-        pod("web-2", namespace="default", cpu="100m", labels={"app": "web"}, affinity=_anti({"app": "web"}, ns_selector={})),
+        pod(
+            "web-1",
+            namespace="team-b",
+            cpu="100m",
+            priority=100,
+            labels={"app": "web"},
+            affinity=_anti({"app": "web"}),
+        ),
+        pod(
+            "web-2",
+            namespace="default",
+            cpu="100m",
+            labels={"app": "web"},
+            affinity=_anti({"app": "web"}, ns_selector={}),
+        ),
     )
 
 

@@ -24,7 +24,11 @@ def _pinned(*names: str) -> dict[str, Any]:
     return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
 
 
-NODES = (node("a", labels={"pool": "x"}), node("b", labels={"pool": "y"}), node("c", labels={"pool": "y"}, cpu="1"))
+NODES = (
+    node("a", labels={"pool": "x"}),
+    node("b", labels={"pool": "y"}),
+    node("c", labels={"pool": "y"}, cpu="1"),
+)
 CASES = {
     "ghost": pod("p", cpu="2", affinity=_pinned("ghost")),
     "selector-excludes-pinned": pod("p", cpu="2", affinity=_pinned("a"), nodeSelector={"pool": "y"}),

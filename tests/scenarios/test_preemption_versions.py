@@ -111,7 +111,12 @@ def _pdb(name: str, app: str, allowed: int) -> dict[str, Any]:
         "kind": "PodDisruptionBudget",
         "metadata": {"name": name, "namespace": "default"},
         "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": app}}},
-        "status": {"disruptionsAllowed": allowed, "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1},
+        "status": {
+            "disruptionsAllowed": allowed,
+            "currentHealthy": 1,
+            "desiredHealthy": 1,
+            "expectedPods": 1,
+        },
     }
 
 
@@ -163,7 +168,9 @@ def test_victims_with_preemption_policy_never_are_evicted(tmp_path: Path) -> Non
     assert [v.key for v in d.preemption.victims] == ["default/meek"]
     assert d.message == "0/1 nodes are available: 1 Insufficient cpu."
     assert r["default/never"].message == (
-        "0/1 nodes are available: 1 Insufficient cpu. " + DRA + "preemption: not eligible due to preemptionPolicy=Never."
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        + DRA
+        + "preemption: not eligible due to preemptionPolicy=Never."
     )
 
 
@@ -184,9 +191,14 @@ def test_preemptor_host_port_frees_with_its_holder(tmp_path: Path) -> None:
         with_port(pod("p", cpu="100m", priority=100)),
     )
     d = diagnose(tmp_path, text, "default/p", "v1.33.3")
-    assert d.message == "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports."
+    assert (
+        d.message == "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports."
+    )
     assert d.preemption is not None
-    assert (d.preemption.nominated_node, [v.key for v in d.preemption.victims]) == ("n1", ["default/holder-low"])
+    assert (d.preemption.nominated_node, [v.key for v in d.preemption.victims]) == (
+        "n1",
+        ["default/holder-low"],
+    )
 
 
 def _rwop(holder_priority: int) -> str:

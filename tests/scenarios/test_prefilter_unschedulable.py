@@ -67,7 +67,9 @@ def _cluster(version: str) -> Snapshot:
         ),
     ],
 )
-def test_prefilter_status_precedence(plugins: list[tuple[str, Code, str]], want_code: Code, want_msg: str) -> None:
+def test_prefilter_status_precedence(
+    plugins: list[tuple[str, Code, str]], want_code: Code, want_msg: str
+) -> None:
     snap = _cluster("v1.34.1")
     pls = [_pre(n, c, r, snap) for n, c, r in plugins]
     fit = Fit(Handle(snap, snap.dialect, {}))

@@ -45,8 +45,18 @@ OBJS = [
     pod("honor", labels=WEB, topologySpreadConstraints=_spread(nodeTaintsPolicy="Honor")),
     pod("ignore", labels=WEB, topologySpreadConstraints=_spread()),
     pod("tolerant", labels=WEB, tolerations=TOLERATE, topologySpreadConstraints=_spread()),
-    pod("min-domains", labels=WEB, tolerations=TOLERATE, topologySpreadConstraints=_spread(minDomains=4, maxSkew=2)),
-    pod("affinity-ignore", labels=WEB, nodeSelector={ZONE: "a"}, topologySpreadConstraints=_spread(nodeAffinityPolicy="Ignore")),
+    pod(
+        "min-domains",
+        labels=WEB,
+        tolerations=TOLERATE,
+        topologySpreadConstraints=_spread(minDomains=4, maxSkew=2),
+    ),
+    pod(
+        "affinity-ignore",
+        labels=WEB,
+        nodeSelector={ZONE: "a"},
+        topologySpreadConstraints=_spread(nodeAffinityPolicy="Ignore"),
+    ),
     pod("affinity-honor", labels=WEB, nodeSelector={ZONE: "a"}, topologySpreadConstraints=_spread()),
 ]
 MISSING = "node(s) didn't match pod topology spread constraints (missing required label)"
@@ -57,7 +67,10 @@ SKEW = "node(s) didn't match pod topology spread constraints"
     ("name", "feasible", "message"),
     [
         pytest.param(
-            "honor", ["n1", "n2"], None, id="taints Honor: zone c is no domain, so the minimum is 1 and a, b fit"
+            "honor",
+            ["n1", "n2"],
+            None,
+            id="taints Honor: zone c is no domain, so the minimum is 1 and a, b fit",
         ),
         pytest.param(
             "ignore",
@@ -69,7 +82,10 @@ SKEW = "node(s) didn't match pod topology spread constraints"
         ),
         pytest.param("tolerant", ["n3"], None, id="a tolerating pod can use the empty zone"),
         pytest.param(
-            "min-domains", ["n1", "n2", "n3"], None, id="minDomains 4 > 3 domains: minimum 0, maxSkew 2 fits all"
+            "min-domains",
+            ["n1", "n2", "n3"],
+            None,
+            id="minDomains 4 > 3 domains: minimum 0, maxSkew 2 fits all",
         ),
         pytest.param(
             "affinity-ignore",
@@ -80,9 +96,7 @@ SKEW = "node(s) didn't match pod topology spread constraints"
             "3 Preemption is not helpful for scheduling.",
             id="nodeAffinityPolicy Ignore: zones outside the selector still set the minimum (0)",
         ),
-        pytest.param(
-            "affinity-honor", ["n1"], None, id="nodeAffinityPolicy Honor: only zone a is a domain"
-        ),
+        pytest.param("affinity-honor", ["n1"], None, id="nodeAffinityPolicy Honor: only zone a is a domain"),
     ],
 )
 def test_inclusion_policies(tmp_path: Path, name: str, feasible: list[str], message: str | None) -> None:
