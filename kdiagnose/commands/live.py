@@ -7,12 +7,14 @@ Top-level imports stay light (no kubernetes, no rich): the CLI imports this modu
 
 from __future__ import annotations
 
+import inspect
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
@@ -473,125 +475,94 @@ def _main(opts: LiveOptions) -> None:
     raise typer.Exit(code)
 
 
+# Each command places -n itself: `pod` after NAME, `pods` before -A and -l.
 NamespaceOpt = Annotated[
     str | None, typer.Option("-n", "--namespace", help="Namespace (default: the context's namespace).")
 ]
-KubeconfigOpt = Annotated[
-    str | None, typer.Option("--kubeconfig", help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).")
-]
-ContextOpt = Annotated[
-    str | None, typer.Option("--context", help="Kubeconfig context (default: current-context).")
-]
-TimeoutOpt = Annotated[
-    str, typer.Option("--request-timeout", help="Per-request timeout, e.g. 30s, 1m; 0 = none.")
-]
-OutputOpt = Annotated[str, typer.Option("-o", "--output", help="human, json or yaml.")]
-NoColorOpt = Annotated[bool, typer.Option("--no-color", help="No ANSI colors.")]
-VersionOpt = Annotated[
-    str | None, typer.Option("--k8s-version", help="Replay as this release (default: the server's /version).")
-]
-ConfigOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--scheduler-config", help="The cluster's KubeSchedulerConfiguration (default profile if absent)."
-    ),
-]
-ConfigFromOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--scheduler-config-from",
-        help="Read the KubeSchedulerConfiguration from a ConfigMap: configmap/NAMESPACE/NAME.",
-    ),
-]
-StrictOpt = Annotated[
-    bool,
-    typer.Option(
-        "--strict-config", help="Reject configs naming out-of-tree plugins, as kube-scheduler does."
-    ),
-]
-SaveOpt = Annotated[
-    str | None,
-    typer.Option("--save-snapshot", help="Write what was fetched as YAML that `kdiagnose FILE` replays."),
-]
-FullOpt = Annotated[
-    bool, typer.Option("--full", help="With --save-snapshot: keep env, args, annotations, everything.")
-]
-DebugOpt = Annotated[bool, typer.Option("--debug", help="Tracebacks and request statistics on stderr.")]
+
+# The options `pod` and `pods` both take after their own, in --help order. Their defaults are LiveOptions'.
+_SHARED_OPTIONS: dict[str, Any] = {
+    "kubeconfig": Annotated[
+        str | None,
+        typer.Option("--kubeconfig", help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config)."),
+    ],
+    "context": Annotated[
+        str | None, typer.Option("--context", help="Kubeconfig context (default: current-context).")
+    ],
+    "request_timeout": Annotated[
+        str, typer.Option("--request-timeout", help="Per-request timeout, e.g. 30s, 1m; 0 = none.")
+    ],
+    "output": Annotated[str, typer.Option("-o", "--output", help="human, json or yaml.")],
+    "no_color": Annotated[bool, typer.Option("--no-color", help="No ANSI colors.")],
+    "k8s_version": Annotated[
+        str | None,
+        typer.Option("--k8s-version", help="Replay as this release (default: the server's /version)."),
+    ],
+    "scheduler_config": Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler-config", help="The cluster's KubeSchedulerConfiguration (default profile if absent)."
+        ),
+    ],
+    "scheduler_config_from": Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler-config-from",
+            help="Read the KubeSchedulerConfiguration from a ConfigMap: configmap/NAMESPACE/NAME.",
+        ),
+    ],
+    "strict_config": Annotated[
+        bool,
+        typer.Option(
+            "--strict-config", help="Reject configs naming out-of-tree plugins, as kube-scheduler does."
+        ),
+    ],
+    "save_snapshot": Annotated[
+        str | None,
+        typer.Option("--save-snapshot", help="Write what was fetched as YAML that `kdiagnose FILE` replays."),
+    ],
+    "full": Annotated[
+        bool, typer.Option("--full", help="With --save-snapshot: keep env, args, annotations, everything.")
+    ],
+    "debug": Annotated[bool, typer.Option("--debug", help="Tracebacks and request statistics on stderr.")],
+}
+
+_Command = TypeVar("_Command", bound=Callable[..., None])
 
 
+def _with_shared_options(fn: _Command) -> _Command:
+    """Typer reads a command's options from its signature: replace the command's `**shared` with the
+    _SHARED_OPTIONS, so typer parses them and passes them back in as keyword arguments."""
+    sig = inspect.signature(fn, eval_str=True)
+    own = [p for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    defaults = {f.name: f.default for f in fields(LiveOptions)}
+    shared = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=defaults[name], annotation=annotation)
+        for name, annotation in _SHARED_OPTIONS.items()
+    ]
+    target: Any = fn
+    target.__signature__ = sig.replace(parameters=[*own, *shared])
+    return fn
+
+
+@_with_shared_options
 def pod_command(
     name: Annotated[str, typer.Argument(help="The pod's name.")],
     namespace: NamespaceOpt = None,
-    kubeconfig: KubeconfigOpt = None,
-    context: ContextOpt = None,
-    request_timeout: TimeoutOpt = "30s",
-    output: OutputOpt = "human",
-    no_color: NoColorOpt = False,
-    k8s_version: VersionOpt = None,
-    scheduler_config: ConfigOpt = None,
-    scheduler_config_from: ConfigFromOpt = None,
-    strict_config: StrictOpt = False,
-    save_snapshot: SaveOpt = None,
-    full: FullOpt = False,
-    debug: DebugOpt = False,
+    **shared: Any,
 ) -> None:
     """Explain why a pod of the current cluster is Pending (read-only)."""
     if "/" in name and namespace is None:
         namespace, _, name = name.partition("/")
-    _main(
-        LiveOptions(
-            name=name,
-            namespace=namespace,
-            kubeconfig=kubeconfig,
-            context=context,
-            request_timeout=request_timeout,
-            output=output,
-            no_color=no_color,
-            k8s_version=k8s_version,
-            scheduler_config=scheduler_config,
-            scheduler_config_from=scheduler_config_from,
-            strict_config=strict_config,
-            save_snapshot=save_snapshot,
-            full=full,
-            debug=debug,
-        )
-    )
+    _main(LiveOptions(name=name, namespace=namespace, **shared))
 
 
+@_with_shared_options
 def pods_command(
     namespace: NamespaceOpt = None,
     all_namespaces: Annotated[bool, typer.Option("-A", "--all-namespaces", help="Every namespace.")] = False,
     selector: Annotated[str, typer.Option("-l", "--selector", help="Label selector, as kubectl -l.")] = "",
-    kubeconfig: KubeconfigOpt = None,
-    context: ContextOpt = None,
-    request_timeout: TimeoutOpt = "30s",
-    output: OutputOpt = "human",
-    no_color: NoColorOpt = False,
-    k8s_version: VersionOpt = None,
-    scheduler_config: ConfigOpt = None,
-    scheduler_config_from: ConfigFromOpt = None,
-    strict_config: StrictOpt = False,
-    save_snapshot: SaveOpt = None,
-    full: FullOpt = False,
-    debug: DebugOpt = False,
+    **shared: Any,
 ) -> None:
     """Explain every Pending pod in scope of the current cluster (read-only)."""
-    _main(
-        LiveOptions(
-            namespace=namespace,
-            all_namespaces=all_namespaces,
-            selector=selector,
-            kubeconfig=kubeconfig,
-            context=context,
-            request_timeout=request_timeout,
-            output=output,
-            no_color=no_color,
-            k8s_version=k8s_version,
-            scheduler_config=scheduler_config,
-            scheduler_config_from=scheduler_config_from,
-            strict_config=strict_config,
-            save_snapshot=save_snapshot,
-            full=full,
-            debug=debug,
-        )
-    )
+    _main(LiveOptions(namespace=namespace, all_namespaces=all_namespaces, selector=selector, **shared))

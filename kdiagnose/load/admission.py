@@ -55,6 +55,7 @@ DEFAULT_SC_ANNOTATIONS = (
 )
 BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
 _HUGEPAGES = "hugepages-"
+LIMIT_RANGER_ANNOTATION = "kubernetes.io/limit-ranger"
 
 
 def _dict(value: Any) -> Obj:
@@ -313,17 +314,22 @@ def _limit_range_defaults(lr: Obj) -> tuple[Obj, Obj]:
     return limits, requests
 
 
-def _limit_ranger(spec: Obj, ranges: list[tuple[Obj, Obj]]) -> None:
+def _limit_ranger(spec: Obj, ranges: list[tuple[Obj, Obj]]) -> str:
     """mergeContainerResources for every container and init container, one LimitRange after the other:
-    only resources the container does not set (after SetDefaults_Pod copied limits into requests)."""
+    only resources the container does not set (after SetDefaults_Pod copied limits into requests).
+    Returns the `kubernetes.io/limit-ranger` annotation of mergePodResourceRequirements ("" when nothing
+    was set); each LimitRange that sets something overwrites it, as upstream does."""
+    annotation = ""
     for limits, requests in ranges:
         if not limits and not requests:
             continue
-        for key in ("containers", "initContainers"):
+        parts: list[str] = []
+        for key, what in (("containers", "container"), ("initContainers", "init container")):
             for c in _containers(spec, key):
                 res = c.get("resources")
                 if not isinstance(res, dict):
                     res = c["resources"] = {}
+                set_now: dict[str, list[str]] = {}
                 for field, defaults in (("limits", limits), ("requests", requests)):
                     if not defaults:
                         continue
@@ -331,7 +337,15 @@ def _limit_ranger(spec: Obj, ranges: list[tuple[Obj, Obj]]) -> None:
                     if not isinstance(rl, dict):
                         rl = res[field] = {}
                     for k, v in defaults.items():
-                        rl.setdefault(k, v)
+                        if k not in rl:
+                            rl[k] = v
+                            set_now.setdefault(field, []).append(k)
+                for field, word in (("requests", "request"), ("limits", "limit")):
+                    if set_now.get(field):
+                        parts.append(f"{', '.join(sorted(set_now[field]))} {word} for {what} {c.get('name')}")
+        if parts:
+            annotation = "LimitRanger plugin set: " + "; ".join(parts)
+    return annotation
 
 
 # ------------------------------------------------------------------------------------------ Priority
@@ -560,7 +574,12 @@ def admit_pod(obj: Obj, ctx: AdmissionContext, rejections: list[str] | None = No
     if isinstance(priority, int) and not isinstance(priority, bool):
         return obj
     errors: list[str] = []
-    _limit_ranger(spec, ctx.limit_ranges.get(ns, []))
+    limit_ranger = _limit_ranger(spec, ctx.limit_ranges.get(ns, []))
+    if limit_ranger and isinstance(meta, dict):
+        annotations = meta.get("annotations")
+        if not isinstance(annotations, dict):
+            annotations = meta["annotations"] = {}
+        annotations[LIMIT_RANGER_ANNOTATION] = limit_ranger
     _priority(spec, ctx, errors)
     _default_tolerations(spec)
     _runtime_class(spec, ctx, errors)

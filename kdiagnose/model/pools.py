@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kdiagnose.model.objects import ModelError, Taint, parse_resource_list
-from kdiagnose.model.quantity import format_quantity
 
 if TYPE_CHECKING:
     from kdiagnose.model.objects import Node
@@ -174,62 +174,163 @@ def zone_of(node: Node) -> str:
 @dataclass(slots=True)
 class NodePool:
     """A group of nodes an autoscaler would add to: `source` is the pool label's key, "shape" for nodes
-    grouped by identical labels/taints/allocatable, or "file" for a `--pools` entry."""
+    grouped by identical labels/taints/allocatable, or "file" for a `--pools` entry. `selector` is a label
+    selector that lists exactly the members among the shape groups ("" when labels cannot tell them apart)."""
 
     name: str
     source: str
     members: list[NodeInfo] = field(default_factory=list)
     spec: PoolSpec | None = None
+    selector: str = ""
 
     @property
     def control_plane(self) -> bool:
-        return any(k in ni.node.labels for ni in self.members for k in CONTROL_PLANE_LABELS)
+        return any(_is_control_plane_node(ni.node) for ni in self.members)
 
 
-def _shape(node: Node) -> tuple[frozenset[tuple[str, str]], tuple[str, ...], tuple[tuple[str, int], ...]]:
-    labels = frozenset((k, v) for k, v in node.labels.items() if k not in PER_NODE_LABELS)
+Shape = tuple[frozenset[tuple[str, str]], tuple[str, ...], tuple[tuple[str, int], ...]]
+
+# Labels that say nothing about which group a node belongs to (set on every control-plane node by kubeadm).
+_NOISE_LABELS = frozenset({"node.kubernetes.io/exclude-from-external-load-balancers", *CONTROL_PLANE_LABELS})
+
+
+def _is_control_plane_node(node: Node) -> bool:
+    return any(k in node.labels for k in CONTROL_PLANE_LABELS) or any(
+        t.key in CONTROL_PLANE_LABELS for t in node.taints
+    )
+
+
+def _shape(node: Node) -> Shape:
+    # A label whose value is the node's own name (topology.topolvm.io/node, openebs.io/nodename) is per node.
+    labels = frozenset(
+        (k, v) for k, v in node.labels.items() if k not in PER_NODE_LABELS and not (v and v == node.name)
+    )
     return labels, tuple(sorted(str(t) for t in pool_taints(node))), tuple(sorted(node.allocatable.items()))
 
 
-def _shape_names(
-    shapes: list[tuple[frozenset[tuple[str, str]], tuple[str, ...], tuple[tuple[str, int], ...]]],
-) -> list[str]:
-    """Name each shape by the labels not every shape shares, then its taints, then its allocatable."""
-    common = frozenset.intersection(*(s[0] for s in shapes)) if shapes else frozenset()
+def _taint_key(taint: str) -> str:
+    return taint.split(":", 1)[0].split("=", 1)[0]
 
-    def label_text(pairs: frozenset[tuple[str, str]]) -> str:
-        return ",".join(f"{k}={v}" if v else k for k, v in sorted(pairs - common))
 
-    names = [label_text(s[0]) for s in shapes]
-    for extra in (1, 2):
-        seen: dict[str, int] = {}
-        for n in names:
-            seen[n] = seen.get(n, 0) + 1
-        for i, s in enumerate(shapes):
-            if seen[names[i]] > 1 or not names[i]:
-                if extra == 1 and s[1]:
-                    names[i] = ",".join(x for x in (names[i], *s[1]) if x)
-                elif extra == 2 and names[i]:
-                    alloc = ",".join(_alloc_text(k, v) for k, v in s[2] if k in ("cpu", "memory"))
-                    names[i] = ",".join(x for x in (names[i], alloc) if x)
-    seen2: dict[str, int] = {}
-    out = []
-    for i, n in enumerate(names):
-        if not n:
-            n = "nodes" + (
-                ""
-                if len(shapes) == 1
-                else "," + ",".join(_alloc_text(k, v) for k, v in shapes[i][2] if k in ("cpu", "memory"))
-            )
-        seen2[n] = seen2.get(n, 0) + 1
-        out.append(n if seen2[n] == 1 else f"{n}#{seen2[n]}")
+def _shape_is_control_plane(shape: Shape) -> bool:
+    return any(k in CONTROL_PLANE_LABELS for k, _ in shape[0]) or any(
+        _taint_key(t) in CONTROL_PLANE_LABELS for t in shape[1]
+    )
+
+
+def _label_rank(kv: tuple[str, str]) -> tuple[int, int, str, str]:
+    """Which distinguishing label names a group best: pool-like keys, then node roles, then the shortest;
+    deprecated beta labels and node-feature-discovery labels last."""
+    key, value = kv
+    low = key.lower()
+    if "pool" in low or "nodegroup" in low or "node-group" in low:
+        tier = 0
+    elif key.startswith("node-role.kubernetes.io/"):
+        tier = 1
+    elif key.startswith(("beta.kubernetes.io/", "feature.node.kubernetes.io/")):
+        tier = 3
+    else:
+        tier = 2
+    return tier, len(key) + len(value), key, value
+
+
+def _label_text(kv: tuple[str, str]) -> str:
+    return f"{kv[0]}={kv[1]}" if kv[1] else kv[0]
+
+
+@dataclass(slots=True)
+class _Distinct:
+    labels: list[tuple[str, str]]
+    taints: list[str]
+    by_labels: bool  # the labels alone tell the group apart from the others of its partition
+
+
+def _greedy(
+    own: Iterable[Any], confusable: list[int], has: Callable[[int, Any], bool]
+) -> tuple[list[Any], list[int]]:
+    """The fewest of `own` (in preference order) that rule out the most `confusable` groups."""
+    cand = list(own)
+    picked: list[Any] = []
+    while confusable and cand:
+        best, gone = None, 0
+        for x in cand:
+            g = sum(1 for j in confusable if not has(j, x))
+            if g > gone:
+                best, gone = x, g
+        if best is None:
+            break
+        picked.append(best)
+        cand.remove(best)
+        confusable = [j for j in confusable if has(j, best)]
+    return picked, confusable
+
+
+def _distinguish(shapes: list[Shape], part: list[int]) -> dict[int, _Distinct]:
+    """Per group of `part`: the labels (then taints) that tell it apart from the other groups of `part`."""
+    common = frozenset.intersection(*(shapes[i][0] for i in part))
+    common_taints = set.intersection(*(set(shapes[i][1]) for i in part))
+    out: dict[int, _Distinct] = {}
+    for i in part:
+        others = [j for j in part if j != i]
+        own = sorted((kv for kv in shapes[i][0] - common if kv[0] not in _NOISE_LABELS), key=_label_rank)
+        labels, left = _greedy(own, others, lambda j, kv: kv in shapes[j][0])
+        by_labels = not left
+        own_taints = [t for t in shapes[i][1] if t not in common_taints]
+        taints, _ = _greedy(own_taints, left, lambda j, t: t in shapes[j][1])
+        out[i] = _Distinct(labels, taints, by_labels)
     return out
 
 
-def _alloc_text(resource: str, amount: int) -> str:
-    if resource == "memory":
-        return f"memory={amount / 2**30:.3g}Gi"
-    return f"{resource}={format_quantity(resource, amount)}"
+def _shape_names(shapes: list[Shape], firsts: list[str]) -> list[tuple[str, str]]:
+    """(name, selector) per shape, as an on-call engineer would name the group: control-plane groups
+    "control-plane"; the others by the labels (then taints) that tell them apart, "workers" when the only
+    other groups are the control plane, else "nodes like <first member>" ("<labels> like <first member>"
+    when only allocatable differs). Names are unique; `firsts` are the first members' names."""
+    cp = [i for i, s in enumerate(shapes) if _shape_is_control_plane(s)]
+    rest = [i for i in range(len(shapes)) if i not in cp]
+    names: list[str] = [""] * len(shapes)
+    selectors: list[str] = [""] * len(shapes)
+    for part, is_cp in ((cp, True), (rest, False)):
+        if not part:
+            continue
+        found = _distinguish(shapes, part)
+        texts = {i: ",".join([*(_label_text(kv) for kv in d.labels), *d.taints]) for i, d in found.items()}
+        counts: dict[str, int] = {}
+        for t in texts.values():
+            counts[t] = counts.get(t, 0) + 1
+        for i, d in found.items():
+            text = ",".join(x for x in ("control-plane" if is_cp else "", texts[i]) if x)
+            if not text:
+                text = "workers" if len(part) == 1 else f"nodes like {firsts[i]}"
+            elif counts[texts[i]] > 1:  # only allocatable (or nothing kdiagnose names) tells them apart
+                text = f"{text} like {firsts[i]}"
+            names[i] = text
+            if d.labels and d.by_labels:
+                picked = set(d.labels)
+                if not any(picked <= s[0] for j, s in enumerate(shapes) if j != i):
+                    selectors[i] = ",".join(_label_text(kv) for kv in d.labels)
+    return list(zip(_unique(names, firsts), selectors, strict=True))
+
+
+def _unique(names: list[str], firsts: list[str], taken: Iterable[str] = ()) -> list[str]:
+    seen = set(taken)
+    out: list[str] = []
+    for name, first in zip(names, firsts, strict=True):
+        n = name
+        if n in seen and " like " not in n:
+            n = f"{name} like {first}"
+        k = 2
+        while n in seen:
+            n = f"{name}#{k}"
+            k += 1
+        seen.add(n)
+        out.append(n)
+    return out
+
+
+def _ready(node: Node) -> bool:
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in node.conditions)
+    return ready and not node.unschedulable
 
 
 def _matches_spec(node: Node, spec: PoolSpec) -> bool:
@@ -241,28 +342,36 @@ def _matches_spec(node: Node, spec: PoolSpec) -> bool:
 
 def detect_pools(node_infos: list[NodeInfo], specs: list[PoolSpec] | None = None) -> list[NodePool]:
     """File pools first (with the nodes that belong to them), then pools by well-known label, then the
-    remaining nodes grouped by shape; each pool's members keep snapshot order."""
+    remaining nodes grouped by shape; each pool's members keep snapshot order, and pool names are unique."""
     pools: list[NodePool] = []
     taken: set[str] = set()
     for spec in specs or []:
         members = [ni for ni in node_infos if ni.name not in taken and _matches_spec(ni.node, spec)]
         taken.update(ni.name for ni in members)
         pools.append(NodePool(spec.name, "file", members, spec))
-    by_label: dict[str, NodePool] = {}
-    by_shape: dict[Any, list[NodeInfo]] = {}
+    names = {p.name for p in pools}
+    by_label: dict[tuple[str, str], NodePool] = {}
+    by_shape: dict[Shape, list[NodeInfo]] = {}
     for ni in node_infos:
         if ni.name in taken:
             continue
         found = pool_label_of(ni.node)
         if found is not None:
-            pool = by_label.get(found[1])
+            pool = by_label.get(found)
             if pool is None:
-                pool = by_label[found[1]] = NodePool(found[1], found[0])
+                # The same value under two pool labels (an EKS nodegroup and a Karpenter NodePool) is two pools.
+                name = found[1] if found[1] not in names else f"{found[0]}={found[1]}"
+                names.add(name)
+                pool = by_label[found] = NodePool(name, found[0], selector=f"{found[0]}={found[1]}")
             pool.members.append(ni)
         else:
             by_shape.setdefault(_shape(ni.node), []).append(ni)
     pools.extend(by_label.values())
     shapes = list(by_shape)
-    for name, shape in zip(_shape_names(shapes), shapes, strict=True):
-        pools.append(NodePool(name, "shape", by_shape[shape]))
+    # Named after a healthy member where there is one: "nodes like <a cordoned node>" would mislead.
+    firsts = [next((ni for ni in by_shape[s] if _ready(ni.node)), by_shape[s][0]).name for s in shapes]
+    named = _shape_names(shapes, firsts)
+    unique = _unique([n for n, _ in named], firsts, names)
+    for name, (_, selector), shape in zip(unique, named, shapes, strict=True):
+        pools.append(NodePool(name, "shape", by_shape[shape], selector=selector))
     return pools

@@ -61,11 +61,21 @@ class _Candidate:
         self.blocks = blocks
 
 
-def _node_selector_candidates(ctx: Context, blocks: dict[str, list[str]]) -> list[list[_Candidate]]:
+def _node_selector_candidates(
+    ctx: Context, blocks: dict[str, list[str]], notes: list[str]
+) -> list[list[_Candidate]]:
     out: list[list[_Candidate]] = []
+    own = ctx.base_spec().get("nodeSelector") or {}
     for key, value in ctx.pod.node_selector.items():
         what = f"nodeSelector {key}={value}"
         if what not in blocks:
+            continue
+        if own.get(key) != value and ctx.pod.runtime_class_name:
+            # RuntimeClass admission merges scheduling.nodeSelector into every pod that names the class.
+            notes.append(
+                f"affinity: {what} comes from RuntimeClass {ctx.pod.runtime_class_name} (scheduling.nodeSelector), "
+                "not from the workload: label nodes for that runtime, or change the RuntimeClass or runtimeClassName"
+            )
             continue
         pref = {
             "weight": 100,
@@ -221,11 +231,17 @@ def _spread_candidates(ctx: Context) -> list[list[_Candidate]]:
         def mutate(obj: Obj, i: int = i) -> None:
             obj["spec"]["topologySpreadConstraints"][i]["whenUnsatisfiable"] = "ScheduleAnyway"
 
-        def fragment(base: Obj, i: int = i) -> Obj:
+        def fragment(base: Obj, i: int = i, tk: Any = c.get("topologyKey")) -> Obj:
+            # topologySpreadConstraints merge on topologyKey (core/v1 PodSpec patchMergeKey): the one field
+            # suffices, unless two constraints share the key; then the whole list replaces the template's.
             cs = copy.deepcopy(_spec_get(base, "topologySpreadConstraints") or raw)
+            if sum(1 for x in cs if isinstance(x, dict) and x.get("topologyKey") == tk) == 1:
+                return {
+                    "topologySpreadConstraints": [{"topologyKey": tk, "whenUnsatisfiable": "ScheduleAnyway"}]
+                }
             if i < len(cs):
                 cs[i]["whenUnsatisfiable"] = "ScheduleAnyway"
-            return {"topologySpreadConstraints": cs}
+            return {"topologySpreadConstraints": [{"$patch": "replace"}, *cs]}
 
         tk = c.get("topologyKey")
         label = f"set topology spread constraint #{i + 1} (topologyKey {tk}, maxSkew {c.get('maxSkew')}) to whenUnsatisfiable: ScheduleAnyway"
@@ -242,7 +258,7 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
         return out, notes
     blocks = _blocked_by_expression(ctx)
     sources = (
-        _node_selector_candidates(ctx, blocks)
+        _node_selector_candidates(ctx, blocks, notes)
         + _node_affinity_candidates(ctx, blocks)
         + _pod_affinity_candidates(ctx)
         + _spread_candidates(ctx)
@@ -284,6 +300,7 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
                     f" ({describe_status(sample)})" if sample else ""
                 )
                 continue
+            fragment = cand.fragment(ctx.base_spec())
             out.append(
                 Remedy(
                     kind="relax-affinity",
@@ -291,11 +308,11 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
                     plugin=n.NODE_AFFINITY
                     if "node affinity" in cand.label or "nodeSelector" in cand.label
                     else (n.POD_TOPOLOGY_SPREAD if "spread" in cand.label else n.INTER_POD_AFFINITY),
-                    patch=ctx.patch(cand.fragment(ctx.base_spec())),
+                    patch=ctx.patch(fragment),
                     target=str(ctx.owner),
                     unblocks=list(r.feasible),
                     risk=_CAVEAT,
-                    verify=f"{ctx.verify_hint(r.feasible)}; {ctx.apply_hint()}",
+                    verify=f"{ctx.apply_hint(fragment)}; then {ctx.verify_hint(r.feasible)}",
                     details={"relaxation": cand.label, "blocks": cand.blocks},
                 )
             )

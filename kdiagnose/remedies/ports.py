@@ -70,8 +70,14 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
                 plugin=n.NODE_PORTS,
                 target=", ".join(p.key for p in holders),
                 unblocks=[node],
-                risk="moves another workload (its pod is rescheduled, and may itself not fit elsewhere)",
-                verify=f"kubectl get pods -A -o wide --field-selector spec.nodeName={node}; {ctx.verify_hint([node])}",
+                risk=(
+                    "moves another workload: its pod must be re-created elsewhere (by its controller; a bare pod "
+                    "is gone) and may itself not fit there"
+                ),
+                verify=(
+                    f"kubectl get pods -A -o wide --field-selector spec.nodeName={node} lists the pods on {node}; "
+                    f"once the port is free, {ctx.verify_hint([node])}"
+                ),
                 details={"node": node, "ports": ports, "holders": [p.key for p in holders]},
             )
         ], notes

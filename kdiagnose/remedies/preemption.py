@@ -43,12 +43,16 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
             plugin=n.DEFAULT_PREEMPTION,
             unblocks=[pre.nominated_node],
             risk=(
-                f"the victims are evicted (graceful termination) and rescheduled if they can be; "
-                f"{len(violating)} eviction(s) violate a PodDisruptionBudget"
+                "the scheduler deletes the victims with their graceful termination period (not through the "
+                "eviction API: a PodDisruptionBudget does not stop it); pods with a controller are re-created and "
+                f"may themselves stay Pending, bare pods are gone; deleting {len(violating)} of the {len(victims)} "
+                "victim(s) violates their PodDisruptionBudget"
             ),
             verify=(
-                f"kubectl get pod -n {pod.namespace} {pod.name} -o jsonpath='{{.status.nominatedNodeName}}' shows "
-                f"{pre.nominated_node}; nothing to roll back: lower the pod's priority to avoid it"
+                f"kubectl get pod/{pod.name} -n {pod.namespace} -o jsonpath='{{.status.nominatedNodeName}}' prints "
+                f"{pre.nominated_node} once the scheduler has preempted, and the pod binds there when the victims are "
+                "gone; nothing to apply or roll back: to keep the pod from preempting, give it a PriorityClass with "
+                "preemptionPolicy: Never"
             ),
             details={"nominated_node": pre.nominated_node, "victims": rows, "pdb_violations": len(violating)},
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kdiagnose.model.quantity import format_quantity
+from kdiagnose.model.quantity import QuantityError, format_quantity, parse_quantity
 from kdiagnose.remedies.whatif import Context
 from kdiagnose.report.interface import Remedy
 from kdiagnose.scheduler import names as n
@@ -96,6 +96,49 @@ def _cut(ctx: Context, obj: Obj, caps: dict[str, int]) -> list[tuple[str, str, i
     return changes
 
 
+def _limit_range_conflict(ctx: Context, changes: list[tuple[str, str, int]]) -> str:
+    """Why the LimitRanger admission plugin would refuse the pod with the lowered requests (a container
+    request below a Container item's min, or a limit/request ratio above its maxLimitRequestRatio;
+    plugin/pkg/admission/limitranger/admission.go), "" when it would not."""
+    limits = {c.name: c.limits for c in ctx.pod.containers + ctx.pod.init_containers}
+    for lr in ctx.snapshot.kind("LimitRange"):
+        meta = lr.get("metadata") or {}
+        if str(meta.get("namespace") or "default") != ctx.pod.namespace:
+            continue
+        where = f"LimitRange {ctx.pod.namespace}/{meta.get('name')}"
+        for item in (lr.get("spec") or {}).get("limits") or []:
+            if not isinstance(item, dict) or item.get("type") != "Container":
+                continue
+            for cname, res, new in changes:
+                if cname == "(pod-level)":
+                    continue
+                low = _quantity(res, (item.get("min") or {}).get(res))
+                if low is not None and new < low:
+                    return (
+                        f"{format_quantity(res, new)} {res} for container {cname} is below the min "
+                        f"{format_quantity(res, low)} of {where}: the API server would refuse the pod"
+                    )
+                ratio = _quantity("ratio", (item.get("maxLimitRequestRatio") or {}).get(res))
+                limit = limits.get(cname, {}).get(res)
+                if ratio is not None and limit is not None and new > 0 and limit * 1000 > ratio * new:
+                    return (
+                        f"{format_quantity(res, new)} {res} for container {cname} puts its limit/request ratio "
+                        f"above the maxLimitRequestRatio of {where}: lower the limit too"
+                    )
+    return ""
+
+
+def _quantity(res: str, raw: Any) -> int | None:
+    """A LimitRange quantity as the scheduler's integers (cpu in millicores; a ratio in thousandths)."""
+    if raw is None:
+        return None
+    try:
+        q = parse_quantity(str(raw))
+    except QuantityError:
+        return None
+    return int(q * 1000) if res in ("cpu", "ratio") else int(q)
+
+
 def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
     notes: list[str] = []
     caps = _caps(ctx)
@@ -119,6 +162,10 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
     pod = ctx.modified_pod(mutate)
     if pod is None or not changes:
         return [], notes
+    refused = _limit_range_conflict(ctx, changes)
+    if refused:
+        notes.append(f"right-size: not suggested: {refused}")
+        return [], notes
     targets = [name for c, name in caps if all(c.get(r, 0) >= v for r, v in cap.items())]
     r = ctx.replay_modified(pod)
     if not r.schedules:
@@ -129,6 +176,14 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
         return [], notes
     what = ", ".join(f"{res} <= {format_quantity(res, v)}" for res, v in cap.items())
     current = ", ".join(f"{res} {format_quantity(res, ctx.pod.requests.get(res, 0))}" for res in cap)
+    overhead = ", ".join(
+        f"{format_quantity(res, ctx.pod.overhead[res])} {res}" for res in cap if ctx.pod.overhead.get(res)
+    )
+    edits = "; ".join(
+        f"{'pod-level' if cname == '(pod-level)' else 'container ' + cname} {res} request "
+        f"{format_quantity(res, new)}"
+        for cname, res, new in changes
+    )
     by_container: dict[str, dict[str, str]] = {}
     for cname, res, new in changes:
         by_container.setdefault(cname, {})[res] = format_quantity(res, new)
@@ -146,7 +201,11 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
     return [
         Remedy(
             kind="right-size",
-            summary=f"right-size {ctx.owner}'s requests to {what} (now {current})",
+            summary=(
+                f"right-size {ctx.owner}: {edits}, so the pod requests {what} (now {current}"
+                + (f", including {overhead} of RuntimeClass overhead" if overhead else "")
+                + ")"
+            ),
             plugin=n.NODE_RESOURCES_FIT,
             reason=ctx.d.verdicts[targets[0]].message if targets else "",
             patch=ctx.patch(fragment),
@@ -157,7 +216,10 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
                 "OOM-killed/evicted (memory); low live usage is not evidence the request is too high (peaks, "
                 "start-up, batch phases); requests below limits also change the QoS class"
             ),
-            verify=f"{ctx.verify_hint(r.feasible)}; watch throttling/OOMKilled after the change; {ctx.apply_hint()}",
+            verify=(
+                f"{ctx.apply_hint(fragment)}; then {ctx.verify_hint(r.feasible)}; watch throttling and "
+                "OOMKilled restarts after the change"
+            ),
             details={"requests": {res: v for res, v in cap.items()}, "containers": by_container},
         )
     ], notes

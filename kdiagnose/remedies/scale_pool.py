@@ -79,9 +79,10 @@ class Template:
 
     def node(self, i: int) -> tuple[Node, list[Pod]]:
         name = _sim_name(self.pool.name, i)
-        return simulated_node(name, self.labels, self.taints, self.allocatable), daemon_pods_for(
-            self.rep, name
-        )
+        own = self.rep.name if self.rep is not None else None
+        # A label whose value is the member's own name (topology.topolvm.io/node) names the new node instead.
+        labels = {k: (name if own and v == own else v) for k, v in self.labels.items()}
+        return simulated_node(name, labels, self.taints, self.allocatable), daemon_pods_for(self.rep, name)
 
 
 def templates(pool: NodePool, label_overrides: dict[str, str] | None = None) -> list[Template]:
@@ -217,33 +218,62 @@ def remedies(ctx: Context, specs: list[PoolSpec] | None = None) -> tuple[list[Re
     return out, notes
 
 
+def _how(pool: NodePool, size: int) -> str:
+    """The command that resizes the pool, by the label that named it (cloud CLIs need the cluster's name)."""
+    src, name = pool.source, pool.name.split("=", 1)[-1]
+    if src in ("eks.amazonaws.com/nodegroup", "alpha.eksctl.io/nodegroup-name"):
+        return f"eksctl scale nodegroup --cluster <cluster> --name {name} --nodes {size} (raise --nodes-max if the group is at its max)"
+    if src == "cloud.google.com/gke-nodepool":
+        return (
+            f"gcloud container clusters resize <cluster> --node-pool {name} --num-nodes <n> "
+            f"(per zone for a multi-zonal pool; {size} nodes in all), or raise the pool's autoscaling max"
+        )
+    if src in ("kubernetes.azure.com/agentpool", "agentpool"):
+        return f"az aks nodepool scale -g <resource-group> --cluster-name <cluster> --name {name} --node-count {size}"
+    if src == "karpenter.sh/nodepool":
+        return f"Karpenter launches the nodes itself: check NodePool {name}'s limits and requirements (kubectl get nodepool {name} -o yaml) and its events"
+    if src == "karpenter.sh/provisioner-name":
+        return f"Karpenter launches the nodes itself: check Provisioner {name}'s limits (kubectl get provisioner {name} -o yaml)"
+    if src in ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"):
+        return f"{pool.source}={name} is an instance type, not a node group: grow the group (or autoscaler) that launches {name} nodes to {size}"
+    if src == "file":
+        return f"grow node pool {pool.name} to {size} nodes with your provider's tool"
+    return f"grow the node group behind these nodes to {size} (no pool label names it)"
+
+
 def _remedy(ctx: Context, pool: NodePool, fit: Fit, kind: str = "scale-pool", extra: str = "") -> Remedy:
-    label = f"{pool.source}={pool.name}" if pool.source not in ("shape", "file") else pool.name
     who = str(ctx.owner) if not ctx.owner.is_pod else f"pod {ctx.pod.key}"
     summary = f"scale node pool {pool.name} by {fit.count}{extra}"
     if fit.total > 1:
         summary += f" (fits {fit.placed} of the {fit.total} pending pods of {who})"
     headroom = _headroom(pool)
-    risk = f"adds {fit.count} node(s) shaped like {fit.template.rep.name if fit.template.rep else 'the pool template'} (cost)"
+    like = fit.template.rep.name if fit.template.rep else "the pool template"
+    risk = f"adds {fit.count} node(s) shaped like {like} (cost)"
     if headroom is None:
         risk += "; the pool's max size is unknown to kdiagnose: the autoscaler may be at its limit"
     elif fit.capped:
         risk += f"; the pool's max size ({pool.spec.max if pool.spec else '?'}) stops the scale-up before every pod fits"
     if pool.source == "shape":
         risk += "; the pool was inferred from identical node shapes: check that an autoscaling group backs it"
+    current = (
+        pool.spec.current if pool.spec is not None and pool.spec.current is not None else len(pool.members)
+    )
+    watch = f"kubectl get nodes -l {pool.selector} -w" if pool.selector else "kubectl get nodes -w"
     return Remedy(
         kind=kind,
         summary=summary,
-        target=f"node pool {label}",
+        target=f"node pool {pool.name}"
+        + (f" ({pool.selector})" if pool.selector and pool.selector != pool.name else ""),
         unblocks=list(fit.nodes),
         risk=risk,
         verify=(
-            f"watch the pool grow ({'kubectl get nodes -l ' + label if pool.source not in ('shape', 'file') else 'kubectl get nodes'}); the pod binds once a "
-            f"new node is Ready; roll back by scaling the pool down (the autoscaler removes the node when idle)"
+            f"{_how(pool, current + fit.count)}; then {watch}: the pod binds once a new node is Ready; to roll "
+            "back, let the autoscaler remove the idle nodes or scale the pool back down"
         ),
         details={
             "pool": pool.name,
             "source": pool.source,
+            "selector": pool.selector,
             "count": fit.count,
             "template": fit.template.rep.name if fit.template.rep else "",
             "pods": fit.placed,

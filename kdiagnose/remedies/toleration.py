@@ -62,6 +62,7 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
         def mutate(obj: dict[str, Any], add: list[dict[str, Any]] = new_tols) -> None:
             obj["spec"]["tolerations"] = list(obj["spec"].get("tolerations") or []) + add
 
+        fragment = {"tolerations": base + new_tols}
         pod = ctx.modified_pod(mutate)
         if pod is None:
             notes.append("toleration: the pod's object is not available: cannot replay a change to it")
@@ -86,14 +87,19 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
                 summary=summary,
                 plugin=n.TAINT_TOLERATION,
                 reason=ctx.d.verdicts[nodes[0]].message,
-                patch=ctx.patch({"tolerations": base + new_tols}),
+                patch=ctx.patch(fragment),
                 target=str(ctx.owner),
                 unblocks=list(r.feasible),
                 risk=(
                     f"the taint reserves these nodes for other workloads: tolerating it lets {ctx.owner} run beside "
-                    "them (and, for NoExecute, stay through evictions); the owner of the taint may object"
+                    "them, and the owner of the taint may object"
+                    + (
+                        "; a tolerated NoExecute taint no longer evicts the pod either"
+                        if any(t.effect == "NoExecute" for t in taints)
+                        else ""
+                    )
                 ),
-                verify=f"{ctx.verify_hint(r.feasible)}; {ctx.apply_hint(in_place=True)}",
+                verify=f"{ctx.apply_hint(fragment, new_tols)}; then {ctx.verify_hint(r.feasible)}",
                 details={
                     "taints": [str(t) for t in taints],
                     "still_blocked": {k: v.message for k, v in still.items()},

@@ -8,6 +8,9 @@ PostFilter are not run: a pod with one feasible node is bound, whatever the scor
 from __future__ import annotations
 
 import copy
+import json
+import re
+import shlex
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +18,7 @@ from typing import Any
 import yaml
 
 from kdiagnose.model.objects import Node, Pod, Taint
-from kdiagnose.model.quantity import format_quantity
+from kdiagnose.model.quantity import QuantityError, format_quantity, parse_quantity
 from kdiagnose.model.requests import finish_pod
 from kdiagnose.model.snapshot import NodeInfo, Snapshot
 from kdiagnose.scheduler.diagnosis import Diagnosis
@@ -30,12 +33,42 @@ __all__ = [
     "describe_status",
     "owner_of",
     "simulated_node",
+    "template_from_pod",
 ]
 
 Obj = dict[str, Any]
 
 # Added by admission (DefaultTolerationSeconds), not part of the workload's template.
 _DEFAULT_TOLERATION_KEYS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+DEFAULT_TOLERATION_SECONDS = 300
+LIMIT_RANGER_ANNOTATION = "kubernetes.io/limit-ranger"
+_LIMIT_RANGER_PART = re.compile(
+    r"^(?P<resources>.+) (?P<what>request|limit) for (?P<kind>init container|container) (?P<name>\S+)$"
+)
+# SetDefaults_PodSpec values of a live pod that a template need not restate.
+_SPEC_DEFAULTS: dict[str, Any] = {
+    "schedulerName": "default-scheduler",
+    "dnsPolicy": "ClusterFirst",
+    "restartPolicy": "Always",
+    "terminationGracePeriodSeconds": 30,
+    "securityContext": {},
+    "enableServiceLinks": True,
+}
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+# Labels a workload's controller sets per revision or per object: a selector on them misses the new pod.
+_REVISION_LABELS = frozenset(
+    {
+        "pod-template-hash",
+        "controller-revision-hash",
+        "pod-template-generation",
+        "controller-uid",
+        "batch.kubernetes.io/controller-uid",
+        "statefulset.kubernetes.io/pod-name",
+        "apps.kubernetes.io/pod-index",
+        "batch.kubernetes.io/job-completion-index",
+    }
+)
 # Taints a node carries because of its state, not its pool: a fresh node of the pool has none of them.
 TRANSIENT_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/")
 TRANSIENT_TAINTS = frozenset(
@@ -46,7 +79,17 @@ TRANSIENT_TAINTS = frozenset(
         "karpenter.sh/disruption",
     }
 )
-_TEMPLATE_KINDS = ("Deployment", "StatefulSet", "Job", "DaemonSet", "ReplicaSet", "ReplicationController")
+# Longer patches go to a file rather than the command line.
+_INLINE_PATCH_MAX = 300
+_TEMPLATE_KINDS = (
+    "Deployment",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "DaemonSet",
+    "ReplicaSet",
+    "ReplicationController",
+)
 
 
 def is_transient_taint(t: Taint) -> bool:
@@ -63,7 +106,7 @@ class Owner:
     kind: str
     namespace: str
     name: str
-    template_spec: Obj | None  # the workload's spec.template.spec when the input has the object
+    template_spec: Obj | None  # the workload's pod template spec when the input has the object
 
     def __str__(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}"
@@ -71,6 +114,20 @@ class Owner:
     @property
     def is_pod(self) -> bool:
         return self.kind == "Pod"
+
+    @property
+    def ref(self) -> str:
+        """`deployment/web`: the kubectl TYPE/NAME argument."""
+        return f"{self.kind.lower()}/{self.name}"
+
+    @property
+    def template_path(self) -> tuple[str, ...]:
+        """Where the pod template spec sits in the owner object."""
+        if self.is_pod:
+            return ("spec",)
+        if self.kind == "CronJob":
+            return ("spec", "jobTemplate", "spec", "template", "spec")
+        return ("spec", "template", "spec")
 
 
 def _controller(obj: Obj | None) -> dict[str, Any] | None:
@@ -92,15 +149,16 @@ def _template_of(kind: str, obj: Obj | None) -> Obj | None:
 
 def owner_of(snapshot: Snapshot, pod: Pod) -> Owner:
     """Deployment for a ReplicaSet's pod (ownerReferences, else the pod-template-hash naming convention),
-    else the direct controller; the Pod itself when it has none."""
+    CronJob for a Job's pod when the Job belongs to one (a Job's template is immutable: the fix goes to the
+    CronJob's jobTemplate), else the direct controller; the Pod itself when it has none."""
     ref = pod.controller_ref()
     ns = pod.namespace
     if ref is None:
         return Owner("Pod", ns, pod.name, None)
     kind, name = str(ref.get("kind") or ""), str(ref.get("name") or "")
     obj = snapshot.get(kind, name, ns) if kind else None
+    up = _controller(obj)
     if kind == "ReplicaSet":
-        up = _controller(obj)
         if up is not None and up.get("kind") == "Deployment":
             dname = str(up.get("name") or "")
             return Owner(
@@ -115,7 +173,176 @@ def owner_of(snapshot: Snapshot, pod: Pod) -> Owner:
             return Owner(
                 "Deployment", ns, dname, _template_of("Deployment", snapshot.get("Deployment", dname, ns))
             )
+    if kind == "Job" and up is not None and up.get("kind") == "CronJob":
+        cname = str(up.get("name") or "")
+        return Owner(
+            "CronJob",
+            ns,
+            cname,
+            _template_of("CronJob", snapshot.get("CronJob", cname, ns)) or _template_of(kind, obj),
+        )
     return Owner(kind, ns, name, _template_of(kind, obj) if kind in _TEMPLATE_KINDS else None)
+
+
+# ---------------------------------------------------------------------------------------------- template
+
+
+def _tol_key(t: Obj) -> tuple[str, str, str, str, Any]:
+    # An empty operator means Equal (core/v1 Toleration).
+    return (
+        str(t.get("key") or ""),
+        str(t.get("operator") or "Equal"),
+        str(t.get("value") or ""),
+        str(t.get("effect") or ""),
+        t.get("tolerationSeconds"),
+    )
+
+
+def _is_default_toleration(t: Obj) -> bool:
+    """What plugin/pkg/admission/defaulttolerationseconds adds: Exists, NoExecute, 300s."""
+    return (
+        t.get("key") in _DEFAULT_TOLERATION_KEYS
+        and t.get("operator") == "Exists"
+        and t.get("effect") == "NoExecute"
+        and t.get("tolerationSeconds") == DEFAULT_TOLERATION_SECONDS
+    )
+
+
+def _same_quantity(a: Any, b: Any) -> bool:
+    try:
+        return parse_quantity(str(a)) == parse_quantity(str(b))
+    except QuantityError:
+        return str(a) == str(b)
+
+
+def _limit_ranger_set(annotation: str) -> dict[tuple[str, str], dict[str, set[str]]]:
+    """(containers|initContainers, name) -> {requests|limits: resources} from the `kubernetes.io/limit-ranger`
+    annotation (plugin/pkg/admission/limitranger/admission.go mergeContainerResources:
+    "LimitRanger plugin set: cpu, memory request for container app; cpu limit for init container init")."""
+    out: dict[tuple[str, str], dict[str, set[str]]] = {}
+    text = annotation.removeprefix("LimitRanger plugin set: ")
+    for part in text.split("; "):
+        m = _LIMIT_RANGER_PART.match(part.strip())
+        if m is None:
+            continue
+        field = "requests" if m["what"] == "request" else "limits"
+        key = "initContainers" if m["kind"] == "init container" else "containers"
+        out.setdefault((key, m["name"]), {}).setdefault(field, set()).update(
+            r.strip() for r in m["resources"].split(",")
+        )
+    return out
+
+
+def _unmerge_label_keys(term: Obj, labels: dict[str, str]) -> None:
+    """Drop the requirements the API server merged into a term's labelSelector from matchLabelKeys (In) and
+    mismatchLabelKeys (NotIn) with the pod's own label values (pkg/registry/core/pod/strategy.go): the
+    template has only the keys, and a value such as pod-template-hash differs per revision."""
+    sel = term.get("labelSelector")
+    if not isinstance(sel, dict) or not isinstance(sel.get("matchExpressions"), list):
+        return
+    merged = [("In", k) for k in term.get("matchLabelKeys") or []] + [
+        ("NotIn", k) for k in term.get("mismatchLabelKeys") or []
+    ]
+    added = [
+        {"key": k, "operator": op, "values": [labels[k]]}
+        for op, k in merged
+        if isinstance(k, str) and k in labels
+    ]
+    if not added:
+        return
+    exprs = [e for e in sel["matchExpressions"] if e not in added]
+    if exprs:
+        sel["matchExpressions"] = exprs
+    else:
+        sel.pop("matchExpressions")
+
+
+def template_from_pod(snapshot: Snapshot, obj: Obj) -> Obj:
+    """The pod template spec a pod was most likely created from: its spec without what defaulting and
+    admission added (pkg/apis/core/v1/defaults.go, LimitRanger, Priority, DefaultTolerationSeconds,
+    RuntimeClass; the matchLabelKeys merges of pkg/registry/core/pod/strategy.go) and without the
+    fields that restate a default. A patch built from it never asks to add or keep those."""
+    spec: Obj = copy.deepcopy(obj.get("spec") or {})
+    meta = obj.get("metadata") or {}
+    labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+    for key in ("nodeName", "priority", "preemptionPolicy", "serviceAccount"):
+        spec.pop(key, None)
+    for key, default in _SPEC_DEFAULTS.items():
+        if spec.get(key) == default:
+            spec.pop(key)
+    rc_name = spec.get("runtimeClassName")
+    rc = snapshot.get("RuntimeClass", str(rc_name)) if rc_name else None
+    if rc_name:
+        spec.pop("overhead", None)  # RuntimeClass admission sets it; a pod may not set another one
+    scheduling = (rc or {}).get("scheduling") or {}
+    rc_selector = scheduling.get("nodeSelector") or {}
+    selector = spec.get("nodeSelector")
+    if isinstance(selector, dict):
+        kept = {k: v for k, v in selector.items() if rc_selector.get(k) != v}
+        if kept:
+            spec["nodeSelector"] = kept
+        else:
+            spec.pop("nodeSelector")
+    rc_tols = {_tol_key(t) for t in scheduling.get("tolerations") or [] if isinstance(t, dict)}
+    tols = [
+        t
+        for t in spec.get("tolerations") or []
+        if isinstance(t, dict) and not _is_default_toleration(t) and _tol_key(t) not in rc_tols
+    ]
+    if tols:
+        spec["tolerations"] = tols
+    else:
+        spec.pop("tolerations", None)
+    set_by_lr = _limit_ranger_set(str((meta.get("annotations") or {}).get(LIMIT_RANGER_ANNOTATION) or ""))
+    host_network = spec.get("hostNetwork") is True
+    for key in ("containers", "initContainers"):
+        for c in spec.get(key) or []:
+            if not isinstance(c, dict):
+                continue
+            res = c.get("resources")
+            if isinstance(res, dict):
+                for field, names in set_by_lr.get((key, str(c.get("name"))), {}).items():
+                    rl = res.get(field)
+                    if isinstance(rl, dict):
+                        for r in names:
+                            rl.pop(r, None)
+                _drop_requests_equal_to_limits(res)
+                for field in ("requests", "limits"):
+                    if res.get(field) == {}:
+                        res.pop(field)
+            for port in c.get("ports") or []:
+                if not isinstance(port, dict):
+                    continue
+                if port.get("protocol") == "TCP":
+                    port.pop("protocol")
+                if host_network and port.get("hostPort") == port.get("containerPort"):
+                    port.pop("hostPort", None)
+    if isinstance(spec.get("resources"), dict):
+        _drop_requests_equal_to_limits(spec["resources"])
+    affinity = spec.get("affinity") or {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        block = affinity.get(kind) or {}
+        for term in block.get(_REQUIRED) or []:
+            if isinstance(term, dict):
+                _unmerge_label_keys(term, labels)
+        for weighted in block.get(_PREFERRED) or []:
+            if isinstance(weighted, dict) and isinstance(weighted.get("podAffinityTerm"), dict):
+                _unmerge_label_keys(weighted["podAffinityTerm"], labels)
+    for c in spec.get("topologySpreadConstraints") or []:
+        if isinstance(c, dict):
+            _unmerge_label_keys(c, labels)
+    return spec
+
+
+def _drop_requests_equal_to_limits(res: Obj) -> None:
+    """SetDefaults_Pod copies a missing request from its limit: a request equal to its limit is implied."""
+    reqs, lims = res.get("requests"), res.get("limits")
+    if not isinstance(reqs, dict) or not isinstance(lims, dict):
+        return
+    for r in [r for r, q in reqs.items() if r in lims and _same_quantity(q, lims[r])]:
+        reqs.pop(r)
+    if not reqs:
+        res.pop("requests")
 
 
 # ---------------------------------------------------------------------------------------------- replay
@@ -234,6 +461,7 @@ class Context:
         self.pod = diagnosis.pod
         self.owner = owner_of(snapshot, self.pod)
         self.replays = 0
+        self._base: Obj | None = None
 
     # ---- replays
 
@@ -267,60 +495,96 @@ class Context:
 
     def base_spec(self) -> Obj:
         """The pod template spec the patch edits: the workload's when the input has it, else the pod's
-        spec without what admission added."""
+        spec without what defaulting and admission added (`template_from_pod`)."""
         if self.owner.template_spec is not None:
             return self.owner.template_spec
-        spec = dict(((self.pod.raw or {}).get("spec")) or {})
-        tols = [
-            t
-            for t in spec.get("tolerations") or []
-            if not (
-                isinstance(t, dict)
-                and t.get("key") in _DEFAULT_TOLERATION_KEYS
-                and t.get("tolerationSeconds") == 300
-            )
-        ]
-        spec["tolerations"] = tols
-        return spec
+        cached: Obj | None = self._base
+        if cached is None:
+            cached = self._base = template_from_pod(self.snapshot, self.pod.raw or {})
+        return cached
+
+    def patch_body(self, spec_fragment: Obj) -> Obj:
+        body: Obj = spec_fragment
+        for key in reversed(self.owner.template_path):
+            body = {key: body}
+        return body
 
     def patch(self, spec_fragment: Obj) -> str:
         """A strategic-merge patch for the owner's pod template (the pod's spec for a bare pod)."""
-        body: Obj = (
-            {"spec": spec_fragment} if self.owner.is_pod else {"spec": {"template": {"spec": spec_fragment}}}
+        what = "the pod's manifest" if self.owner.is_pod else str(self.owner)
+        head = f"# strategic merge patch for {what}\n"
+        return head + yaml.safe_dump(
+            self.patch_body(spec_fragment), sort_keys=False, default_flow_style=False
         )
-        head = f"# strategic merge patch for {self.owner}\n"
-        return head + yaml.safe_dump(body, sort_keys=False, default_flow_style=False)
 
-    def apply_hint(self, in_place: bool = False) -> str:
-        """How to apply and roll back; `in_place` for fields a pod accepts live (added tolerations)."""
+    def _kubectl_patch(self, spec_fragment: Obj) -> str:
+        text = json.dumps(self.patch_body(spec_fragment), separators=(",", ":"))
+        arg = f"-p {shlex.quote(text)}" if len(text) <= _INLINE_PATCH_MAX else "--patch-file patch.yaml"
+        return f"kubectl patch {self.owner.ref} -n {self.owner.namespace} --type strategic {arg}"
+
+    def apply_hint(self, spec_fragment: Obj, added_tolerations: Sequence[Obj] = ()) -> str:
+        """The kubectl command that applies the change, what happens to the pending pod, how to roll back.
+        `added_tolerations`: the change only adds these tolerations, which a bare pod accepts live."""
         o = self.owner
+        ns = o.namespace
         if o.is_pod:
-            if in_place:
+            if added_tolerations:
+                has = isinstance((self.pod.raw or {}).get("spec", {}).get("tolerations"), list)
+                ops = (
+                    [{"op": "add", "path": "/spec/tolerations/-", "value": t} for t in added_tolerations]
+                    if has
+                    else [{"op": "add", "path": "/spec/tolerations", "value": list(added_tolerations)}]
+                )
+                cmd = f"kubectl patch pod/{o.name} -n {ns} --type json -p {shlex.quote(json.dumps(ops, separators=(',', ':')))}"
                 return (
-                    f"kubectl patch pod {o.name} -n {o.namespace} --type strategic --patch-file patch.yaml "
-                    "(tolerations can be added to an existing pod); also add it to the manifest that creates the pod"
+                    f"{cmd} (a pod accepts added tolerations live); also change the manifest that creates the pod; "
+                    "tolerations cannot be removed from a live pod: to roll back, re-create it from the old manifest"
                 )
             return (
-                "the pod has no controller and these fields cannot change on an existing pod: apply the change "
-                "to the manifest (or tool) that creates it; keep the old manifest to roll back"
+                "the pod has no controller and a live pod's spec cannot change these fields: change the manifest "
+                "(or tool) that creates it and re-create the pod (kubectl replace --force -f pod.yaml); keep the "
+                "old manifest to roll back"
             )
-        kind = o.kind.lower()
-        text = f"kubectl patch {kind} {o.name} -n {o.namespace} --type strategic --patch-file patch.yaml"
-        if o.kind in ("Deployment", "DaemonSet", "StatefulSet"):
-            return f"{text}; roll back with kubectl rollout undo {kind}/{o.name} -n {o.namespace}"
-        if o.kind in ("Job", "CronJob"):
-            return f"a Job's pod template is immutable: re-create the {o.kind} with the change ({text} for a CronJob); keep the old manifest to roll back"
-        return f"{text}; re-apply the previous template to roll back"
+        cmd = self._kubectl_patch(spec_fragment)
+        if o.kind == "Deployment":
+            return f"{cmd} (a new ReplicaSet replaces the pending pod); roll back with kubectl rollout undo {o.ref} -n {ns}"
+        if o.kind == "DaemonSet":
+            return f"{cmd} (the DaemonSet replaces its pods); roll back with kubectl rollout undo {o.ref} -n {ns}"
+        if o.kind == "StatefulSet":
+            return (
+                f"{cmd}; with podManagementPolicy OrderedReady (the default) the StatefulSet waits on the Pending "
+                f"pod instead of replacing it: then kubectl delete pod/{self.pod.name} -n {ns} so it is "
+                f"re-created from the new template; roll back with kubectl rollout undo {o.ref} -n {ns}"
+            )
+        if o.kind in ("ReplicaSet", "ReplicationController"):
+            return (
+                f"{cmd}; a {o.kind} does not replace existing pods when its template changes: then "
+                f"kubectl delete pod/{self.pod.name} -n {ns} so it is re-created from the new template; "
+                "re-apply the old template to roll back"
+            )
+        if o.kind == "CronJob":
+            return (
+                f"{cmd} (Jobs created from the next schedule on get the change; the current Job keeps its "
+                "template); re-apply the old jobTemplate to roll back"
+            )
+        if o.kind == "Job":
+            return (
+                f"a Job's pod template is immutable: re-create Job {ns}/{o.name} with the change "
+                f"(kubectl get {o.ref} -n {ns} -o yaml, edit spec.template.spec, kubectl replace --force -f); "
+                "keep the old manifest to roll back"
+            )
+        return f"{cmd}; re-apply the previous template to roll back"
 
     def verify_hint(self, nodes: Sequence[str]) -> str:
         where = ", ".join(nodes[:3]) + (f" (+{len(nodes) - 3} more)" if len(nodes) > 3 else "")
-        sel = ",".join(f"{k}={v}" for k, v in sorted(self.pod.labels.items()) if k != "pod-template-hash")
+        sel = ",".join(f"{k}={v}" for k, v in sorted(self.pod.labels.items()) if k not in _REVISION_LABELS)
         pods = (
-            f"kubectl get pods -n {self.pod.namespace} -l {sel} -o wide"
-            if sel
-            else f"kubectl get pod -n {self.pod.namespace} {self.pod.name} -o wide"
+            f"kubectl get pods -n {self.pod.namespace} -l {shlex.quote(sel)} -o wide"
+            if sel and not self.owner.is_pod
+            else f"kubectl get pod/{self.pod.name} -n {self.pod.namespace} -o wide"
         )
-        return f"{pods}: the new pod should be Running on {where}"
+        one = "" if len(nodes) == 1 else " one of"
+        return f"{pods}: the pod should be bound to{one} {where} (NODE column)"
 
 
 # ---------------------------------------------------------------------------------------------- text

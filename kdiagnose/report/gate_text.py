@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kdiagnose.report.console import describe_details
+from kdiagnose.report.details import describe_details
 
 if TYPE_CHECKING:
     from kdiagnose.gate import GateResult, WorkloadResult

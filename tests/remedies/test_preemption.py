@@ -15,7 +15,7 @@ def test_preemption_with_pdb_violation_ranks_first() -> None:
     assert pre.details["victims"] == [
         {"pod": "default/orders-6c7d8f9b5-xwbzn", "priority": 0, "pdb": "violates its PodDisruptionBudget"}
     ]
-    assert "1 eviction(s) violate a PodDisruptionBudget" in pre.risk
+    assert "deleting 1 of the 1 victim(s) violates their PodDisruptionBudget" in pre.risk
 
 
 @pytest.mark.parametrize(

@@ -25,10 +25,7 @@ def test_seed_scales_the_web_shape_pool_by_one() -> None:
         "pool workload=web,dedicated=batch:NoSchedule: no scale-up: the pool's taint dedicated=batch:NoSchedule is not tolerated by the pod"
         in notes
     )
-    assert (
-        "pool node-role.kubernetes.io/control-plane: no scale-up: control-plane nodes are not autoscaled"
-        in notes
-    )
+    assert "pool control-plane: no scale-up: control-plane nodes are not autoscaled" in notes
 
 
 def test_no_pool_helps_says_why_per_pool() -> None:

@@ -1,0 +1,113 @@
+"""Line layout for the human report: word wrapping with hanging indents, aligned columns, small word helpers.
+
+The layout is computed here rather than by rich tables so that long unbreakable tokens (taint keys, node names)
+wrap at spaces, node names stay whole, and every line fits the width. Object names are never parsed as markup
+(markup=False, Text objects) and control characters are escaped.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["Out", "node_list", "plural", "safe"]
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def safe(text: str) -> str:
+    """Escape control characters: object names must not drive the terminal (Kubernetes names cannot hold
+    them, so a real cluster's text is unchanged)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+class _Wrapper(textwrap.TextWrapper):
+    """Breaks at spaces; a token wider than a whole line (a long pool or label list) breaks after `,` `/` `=`
+    or `:` rather than at an arbitrary character."""
+
+    def _split(self, text: str) -> list[str]:
+        room = self.width - len(self.subsequent_indent)
+        out: list[str] = []
+        for chunk in super()._split(text):
+            if len(chunk) > room and not chunk.isspace():
+                out.extend(x for x in re.split(r"(?<=[,/=:])", chunk) if x)
+            else:
+                out.append(chunk)
+        return out
+
+
+def _wrap(text: str, width: int, initial: str = "", subsequent: str = "") -> list[str]:
+    w = _Wrapper(
+        width=width,
+        initial_indent=initial,
+        subsequent_indent=subsequent,
+        break_on_hyphens=False,
+        break_long_words=True,
+    )
+    return w.wrap(text)
+
+
+class Out:
+    """Pre-wrapped lines: word-wrapped at spaces only (never inside a taint key or node name unless the token
+    alone is wider than the line), with hanging indents."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.width = max(console.width, 40)
+
+    def blank(self) -> None:
+        self.console.print()
+
+    def line(self, text: str, style: str | None = None) -> None:
+        from rich.text import Text
+
+        self.console.print(Text(safe(text), style=style or ""), soft_wrap=True)
+
+    def verbatim(self, text: str, style: str | None = None) -> None:
+        """Printed as is; the terminal soft-wraps it, so a copy is the exact text."""
+        self.line(text, style)
+
+    def para(self, text: str, indent: int = 0, hang: int | None = None, style: str | None = None) -> None:
+        hang = indent + 2 if hang is None else hang
+        for ln in _wrap(safe(text), self.width, " " * indent, " " * hang) or [" " * indent]:
+            self.line(ln, style)
+
+    def columns(self, rows: list[list[str]], indent: int) -> None:
+        """Aligned columns (no box characters: node names copy cleanly); the last column wraps under itself.
+        When it would be narrower than 30 columns, each row is stacked: the cells, then the last one below."""
+        if not rows:
+            return
+        n = len(rows[0])
+        widths = [max(len(r[i]) for r in rows) for i in range(n - 1)]
+        lead = indent + sum(w + 2 for w in widths)
+        room = self.width - lead
+        longest = max((len(t) for r in rows for t in r[-1].split()), default=0)
+        if room >= 30 and longest <= room:
+            for r in rows:
+                head = " " * indent + "".join(c.ljust(w + 2) for c, w in zip(r, widths, strict=False))
+                wrapped = _wrap(safe(r[-1]), room) or [""]
+                self.line((head + wrapped[0]).rstrip())
+                for more in wrapped[1:]:
+                    self.line(" " * lead + more)
+            return
+        for r in rows:
+            self.para("  ".join(c for c in r[:-1] if c), indent, indent + 4)
+            self.para(r[-1], indent + 4, indent + 6)
+
+
+def node_list(nodes: list[str], limit: int = 3) -> str:
+    """`node-a` for one node, `3 nodes: a, b, c` for a few, `9 nodes: a, b, c, …` for more than `limit`."""
+    shown = ", ".join(nodes[:limit])
+    return (
+        f"{len(nodes)} nodes: {shown}, …"
+        if len(nodes) > limit
+        else (shown if len(nodes) == 1 else f"{len(nodes)} nodes: {shown}")
+    )
+
+
+def plural(n: int, what: str) -> str:
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"

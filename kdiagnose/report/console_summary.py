@@ -1,0 +1,130 @@
+"""A pod's status word, its headline and the one-line summary ("3 rejected by taints, 2 by cpu; fix: …").
+
+The summary is shared by the title block of each pod and the overview at the top of a multi-pod report.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from kdiagnose.report.console_layout import plural
+from kdiagnose.report.details import describe_details
+
+if TYPE_CHECKING:
+    from kdiagnose.report.interface import PodReport, Remedy
+    from kdiagnose.scheduler.diagnosis import Diagnosis
+    from kdiagnose.scheduler.framework import Status
+
+__all__ = ["STATUS_RANK", "glance", "pod_headline", "pod_status"]
+
+# What a rejection is "by", in the one-line summary.
+_BY = {
+    "TaintToleration": "taints",
+    "NodeAffinity": "node affinity/selector",
+    "NodeUnschedulable": "cordon",
+    "NodeName": "nodeName",
+    "NodePorts": "host ports",
+    "InterPodAffinity": "pod affinity",
+    "PodTopologySpread": "topology spread",
+    "VolumeBinding": "volumes",
+    "VolumeZone": "volume zone",
+    "VolumeRestrictions": "volumes",
+    "NodeVolumeLimits": "volume limits",
+    "DynamicResources": "devices (DRA)",
+}
+# Most actionable first.
+STATUS_RANK = {"unschedulable": 0, "gated": 1, "ignored": 2, "schedulable": 3, "bound": 4}
+
+
+def _by(st: Status) -> list[str]:
+    """What one node was rejected by, in short words (one entry per insufficient resource)."""
+    if st.plugin == "NodeResourcesFit":
+        out = [str(x["resource"]) for x in st.details if isinstance(x, dict) and "resource" in x]
+        if not out:
+            out = [r.removeprefix("Insufficient ") for r in st.reasons]
+        return ["+".join(out)] if out else ["resources"]
+    if st.plugin == "InterPodAffinity" and any("anti-affinity" in r for r in st.reasons):
+        return ["pod anti-affinity"]
+    return [_BY.get(st.plugin or "", st.plugin or st.code.label)]
+
+
+def _rejections(d: Diagnosis) -> str:
+    counts: Counter[str] = Counter()
+    for st in d.verdicts.values():
+        if not st.ok:
+            counts.update(_by(st))
+    parts = [f"{c} by {what}" for what, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    if parts:
+        parts[0] = parts[0].replace(" by ", " rejected by ", 1)
+    if d.not_evaluated:
+        parts.append(f"{len(d.not_evaluated)} excluded at PreFilter")
+    return ", ".join(parts)
+
+
+def _short_fix(r: Remedy) -> str:
+    s = r.summary
+    if len(s) > 60 and ": " in s:
+        s = s.split(": ", 1)[0]
+    return s
+
+
+def pod_status(pr: PodReport) -> str:
+    """One of STATUS_RANK's words."""
+    d = pr.diagnosis
+    if pr.triage:
+        return "bound"
+    if not d.handled:
+        return "ignored"
+    if d.preenqueue is not None:
+        return "gated"
+    return "schedulable" if d.scheduled else "unschedulable"
+
+
+def glance(pr: PodReport) -> str:
+    """The one-line summary of a pod: what rejected how many nodes, and the first fix."""
+    d = pr.diagnosis
+    status = pod_status(pr)
+    if status in ("bound", "ignored"):
+        return ""
+    if status == "gated":
+        return "held by scheduling gates: kube-scheduler does not try it until they are removed"
+    if status == "schedulable":
+        if len(d.feasible) == d.num_all_nodes:
+            return f"every node fits ({d.num_all_nodes}); the scores pick the node"
+        rej = _rejections(d)
+        return f"{len(d.feasible)} of {plural(d.num_all_nodes, 'node')} fit" + (f"; {rej}" if rej else "")
+    if d.prefilter is not None:
+        text = f"rejected at PreFilter by {d.prefilter.plugin or 'a plugin'} before any node was checked"
+        cause = describe_details(d.prefilter.details)
+        text += f" ({cause})" if cause else ""
+    elif d.num_all_nodes == 0:
+        return "the input has no nodes: add nodes (or check the dump includes them)"
+    else:
+        text = _rejections(d) or "no node fits"
+    if d.preemption is not None:
+        text += (
+            f"; kube-scheduler will preempt {plural(len(d.preemption.victims), 'pod')} "
+            f"on {d.preemption.nominated_node} and retry there"
+        )
+    fixes = [r for r in pr.remedies if r.kind != "preemption"]
+    if fixes:
+        text += f"; fix: {_short_fix(fixes[0])}"
+    elif d.preemption is None:
+        text += "; no fix found by the what-if replay" + (" (see Ruled out)" if pr.remedy_notes else "")
+    return text
+
+
+def pod_headline(pr: PodReport) -> tuple[str, str, str]:
+    """(status word, style, headline text). The headline is the scheduler's message verbatim when it has one."""
+    d = pr.diagnosis
+    word = pod_status(pr)
+    if word == "bound":
+        return word, "green", pr.triage + ": not a scheduling problem"
+    if word == "ignored":
+        return word, "yellow", d.not_handled_reason
+    if word == "gated" and d.preenqueue is not None:
+        return word, "yellow", d.preenqueue.message
+    if word == "schedulable":
+        return word, "green", f"kube-scheduler would bind it to {d.chosen}"
+    return word, "red", d.message or d.full_message or "not scheduled"
