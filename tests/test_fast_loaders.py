@@ -260,8 +260,9 @@ def test_streamed_json_trims_bound_pods_and_keeps_pending_pods_whole(tmp_path: P
             json.dumps(
                 _kubectl_list([{k: v for k, v in _pod("a", "n1").items() if k != "kind"}], "PodList"),
                 indent=4,
+                sort_keys=True,
             ),
-            id="a PodList whose items have no kind",
+            id="a PodList whose kind follows items without a kind",
         ),
     ],
 )
@@ -332,3 +333,27 @@ def test_other_yaml_layouts_are_left_to_the_whole_file_decoder(
         assert [r.obj for r in result.objects] == whole
     else:
         assert result.objects == [] and result.files == []
+
+
+def _typed_list(kind: str, items: list[dict[str, Any]]) -> str:
+    # `kubectl cluster-info dump` prints typed Lists: kind and apiVersion first, items without their own.
+    bare = [{k: v for k, v in it.items() if k not in ("kind", "apiVersion")} for it in items]
+    return json.dumps(
+        {"kind": f"{kind}List", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": bare},
+        indent=4,
+    )
+
+
+@pytest.mark.usefixtures("streaming")
+def test_cluster_info_dump_directory_streams_typed_lists_to_the_same_snapshot(tmp_path: Path) -> None:
+    items = cluster_items()
+    dump = tmp_path / "dump"
+    (dump / "shop").mkdir(parents=True)
+    (dump / "nodes.json").write_text(_typed_list("Node", [i for i in items if i["kind"] == "Node"]))
+    pods = [i for i in items if i["kind"] == "Pod"]
+    (dump / "shop" / "pods.json").write_text(_typed_list("Pod", pods))
+    others = [i for i in items if i["kind"] not in ("Node", "Pod")]
+    (dump / "others.json").write_text(json.dumps(_kubectl_list(others), indent=4, sort_keys=True))
+    assert stream_json.load_json_list(dump / "shop" / "pods.json", "pods.json", _empty())
+    doc = _kubectl_list(items)
+    assert snapshot_view(_snapshot(dump), normalize_volumes=True) == _fallback_view(tmp_path, doc)

@@ -346,8 +346,18 @@ def _labeller(base: Path) -> Callable[[str], str]:
     return lambda rel: str(base / rel)
 
 
+class _FileReader:
+    """Reads one file of a directory on demand; carries its path so big files can be streamed instead."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __call__(self) -> bytes:
+        return _read(self.path)
+
+
 def _reader(path: Path) -> Callable[[], bytes]:
-    return lambda: _read(path)
+    return _FileReader(path)
 
 
 # ---------------------------------------------------------------------------------------------- trees
@@ -373,8 +383,13 @@ def _load_tree(
         source = label(rel)
         if rel.endswith(_TAR_EXTS) and not rel.endswith(_EXTS):
             _load_tar_stream(io.BytesIO(read()), source, result)
-        else:
-            _load_bytes(read(), source, result, explicit=False)
+            continue
+        if isinstance(read, _FileReader):
+            from kdiagnose.load.fast import load_large_file  # a cluster-info dump's big <ns>/pods.json
+
+            if load_large_file(read.path, source, result):
+                continue
+        _load_bytes(read(), source, result, explicit=False)
     _require_objects(
         result, before, lists_before, f"{root}: no Kubernetes objects in any .yaml/.yml/.json file"
     )

@@ -16,6 +16,7 @@ the ordinary way, which also produces the precise error message.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -139,10 +140,13 @@ def _slim_pod(item: _Item) -> Obj:
     return obj
 
 
-def _full(raw: msgspec.Raw) -> Obj:
+def _full(raw: msgspec.Raw, typed: tuple[str, str] | None = None) -> Obj:
     obj = _ANY.decode(raw)
     if not isinstance(obj, dict):
         raise _Fallback
+    if typed is not None and "kind" not in obj:
+        # A typed List (PodList, as `kubectl cluster-info dump` writes them): items take the List's kind.
+        obj = {"kind": typed[0], "apiVersion": typed[1], **obj}
     kind = obj.get("kind")
     if kind == "Node" or (
         kind == "Pod" and isinstance(obj.get("spec"), dict) and obj["spec"].get("nodeName")
@@ -151,15 +155,20 @@ def _full(raw: msgspec.Raw) -> Obj:
     return obj  # pending pods stay whole: remedies patch them and reports show them
 
 
-def _decode_batch(batch: memoryview) -> list[Obj]:
-    """The objects of `[item, item, ...]`: bound pods slimmed, the rest whole (nodes trimmed)."""
+def _decode_batch(batch: memoryview, typed: tuple[str, str] | None = None) -> list[Obj]:
+    """The objects of `[item, item, ...]`: bound pods slimmed, the rest whole (nodes trimmed). `typed` is
+    (kind, apiVersion) of a typed List's items, which carry neither."""
     try:
         slim = _SLIM.decode(batch)
     except msgspec.ValidationError:
         # Some item has a field of an unexpected type: decode the batch whole (the model reports it).
-        return [_checked(_full(r)) for r in _RAW.decode(batch)]
+        return [_checked(_full(r, typed)) for r in _RAW.decode(batch)]
     except msgspec.DecodeError:
         raise _Fallback from None
+    if typed is not None:
+        for item in slim:
+            if item.kind is UNSET:
+                item.kind, item.apiVersion = typed
     raws: list[msgspec.Raw] | None = None
     out: list[Obj] = []
     for i, item in enumerate(slim):
@@ -168,7 +177,7 @@ def _decode_batch(batch: memoryview) -> list[Obj]:
             continue
         if raws is None:
             raws = _RAW.decode(batch)
-        out.append(_checked(_full(raws[i])))
+        out.append(_checked(_full(raws[i], typed)))
     return out
 
 
@@ -178,7 +187,9 @@ def _checked(obj: Obj) -> Obj:
     return obj
 
 
-def _batch(buf: bytearray, start: int, end: int, source: str) -> list[RawObject]:
+def _batch(
+    buf: bytearray, start: int, end: int, source: str, typed: tuple[str, str] | None = None
+) -> list[RawObject]:
     """Decode the items in buf[start:end] (start is a `{`, with a byte before it; end is just after a `}`).
 
     The bytes around the items are overwritten with `[` and `]` so the block is decoded in place as one
@@ -186,7 +197,21 @@ def _batch(buf: bytearray, start: int, end: int, source: str) -> list[RawObject]
     buf[start - 1] = 0x5B  # [
     buf[end] = 0x5D  # ]
     # The view dies with this call (the decoded objects copy their strings), so `buf` can grow again after.
-    return [RawObject(o, source) for o in _decode_batch(memoryview(buf)[start - 1 : end + 1])]
+    return [RawObject(o, source) for o in _decode_batch(memoryview(buf)[start - 1 : end + 1], typed)]
+
+
+_TYPED_KIND = re.compile(rb'^    "kind": "([A-Za-z]+)List",?$', re.M)
+_API_VERSION = re.compile(rb'^    "apiVersion": "([^"]+)",?$', re.M)
+
+
+def _typed_list(header: bytes) -> tuple[str, str] | None:
+    """(item kind, apiVersion) when the List before `items` is typed (`"kind": "PodList"`), else None.
+    `kubectl get` Lists print their keys sorted, so their `kind` comes after the items: those are untyped."""
+    m = _TYPED_KIND.search(header)
+    if m is None:
+        return None
+    api = _API_VERSION.search(header)
+    return m.group(1).decode(), (api.group(1).decode() if api else "v1")
 
 
 def _stream(f: BinaryIO, source: str) -> tuple[list[RawObject], Obj]:
@@ -196,6 +221,7 @@ def _stream(f: BinaryIO, source: str) -> tuple[list[RawObject], Obj]:
     if at < 0 or buf[: buf.find(b'"')].strip() != b"{":
         raise _Fallback
     header = bytes(buf[:at])
+    typed = _typed_list(header)
     pos = at + len(_ITEMS) - 1
     objects: list[RawObject] = []
     while True:
@@ -205,11 +231,11 @@ def _stream(f: BinaryIO, source: str) -> tuple[list[RawObject], Obj]:
             if end < 0:
                 raise _Fallback
             trailer = bytes(buf[end + len(_END) :])
-            objects.extend(_batch(buf, pos, end + _CLOSE, source))
+            objects.extend(_batch(buf, pos, end + _CLOSE, source, typed))
             break
         cut = buf.rfind(_SEP, pos)
         if cut >= 0:
-            objects.extend(_batch(buf, pos, cut + _CLOSE, source))
+            objects.extend(_batch(buf, pos, cut + _CLOSE, source, typed))
             pos = cut + len(_SEP) - 1
         # Keep one byte before the next item's `{`: _batch writes the `[` there.
         try:
