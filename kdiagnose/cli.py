@@ -261,9 +261,29 @@ def dispatch_args(argv: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point."""
+    """Console-script entry point.
+
+    Runs Typer in non-standalone mode so that its usage errors (missing option, bad value) come out as one
+    `kdiagnose: error:` line with exit 2, like every other error, instead of Click's three-line block.
+    """
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError
+    from typer._click.exceptions import UsageError as ClickUsageError
+
     args = dispatch_args(list(sys.argv[1:] if argv is None else argv))
-    app(args=args, prog_name="kdiagnose")
+    try:
+        rc = app(args=args, prog_name="kdiagnose", standalone_mode=False)
+    except NoArgsIsHelpError as e:
+        e.show()  # `kdiagnose check` alone prints its help, as before
+        sys.exit(e.exit_code)
+    except ClickUsageError as e:
+        where = e.ctx.command_path if e.ctx is not None else "kdiagnose"
+        message = " ".join(e.format_message().split()).rstrip(".")
+        print(f"kdiagnose: error: {message} (see '{where} -h')", file=sys.stderr)
+        sys.exit(int(ExitCode.USAGE))
+    except ClickException as e:
+        print(f"kdiagnose: error: {' '.join(e.format_message().split())}", file=sys.stderr)
+        sys.exit(e.exit_code)
+    sys.exit(rc if isinstance(rc, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

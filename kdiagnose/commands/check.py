@@ -127,7 +127,10 @@ def check_command(
         raise UsageError("--context and --snapshot are exclusive: check against one cluster")
     snapshot_paths = list(snapshot) or ([cfg.snapshot] if cfg.snapshot and context is None else [])
     if not snapshot_paths and context is None:
-        raise UsageError("no cluster: pass --snapshot SNAPSHOT (or set snapshot: in .kdiagnose.yaml)")
+        # --kubeconfig alone does not pick the live cluster: say which flag does.
+        raise UsageError(
+            "no cluster: pass --snapshot SNAPSHOT or --context CONTEXT (or set snapshot: in .kdiagnose.yaml)"
+        )
     if "-" in snapshot_paths and "-" in files:
         raise UsageError("stdin (-) can feed either the manifests or the snapshot, not both")
 

@@ -431,6 +431,12 @@ def run_live(opts: LiveOptions) -> tuple[Report, int]:
     else:
         if opts.all_namespaces and opts.namespace:
             raise UsageError("-A/--all-namespaces and -n/--namespace are exclusive")
+        if opts.selector:
+            # Checked before any request, with the offline parser: a bad -l is a usage error (exit 2), not
+            # an API server error or, with a lenient server, an empty selection that exits 0.
+            from kdiagnose.pipeline import parse_selector
+
+            parse_selector(opts.selector)
         scope = None if opts.all_namespaces else (opts.namespace or target.namespace)
         fetched, dialect = fetch_for_pods(
             target,

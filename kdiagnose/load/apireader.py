@@ -41,6 +41,9 @@ def describe_status(e: ApiStatusError) -> str:
     if e.status == 401:
         return "unauthorized (the context's credentials were rejected)"
     if e.status == 404:
+        # A GET of a missing object is 404 too ('configmaps "x" not found'): the object, not the API, is absent.
+        if e.message.endswith(" not found"):
+            return "not found"
         return "not served by this API server"
     return f"{e.status} {e.reason or 'error'}" + (f": {e.message}" if e.message else "")
 

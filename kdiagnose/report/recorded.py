@@ -403,8 +403,15 @@ def _explain(
     if unknown:
         causes.append(
             "the recorded message has reasons the replay does not produce ("
-            + "; ".join(repr(r) for r in unknown[:3])
+            + ", ".join(repr(r) for r in unknown[:3])
             + "): a scheduler extender or an out-of-tree plugin?"
+        )
+    elif rec_reasons and rep_reasons and set(rep_reasons) - set(rec_reasons):
+        extra = sorted(set(rep_reasons) - set(rec_reasons))
+        causes.append(
+            "the replay finds reasons the recorded message does not have ("
+            + ", ".join(repr(r) for r in extra[:3])
+            + "): nodes, taints, labels or pods changed since the attempt"
         )
     elif rec_reasons and rep_reasons and rec_reasons != rep_reasons:
         causes.append("the same reasons, with different node counts: pods or nodes changed since the attempt")
