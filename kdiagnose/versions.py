@@ -9,6 +9,7 @@ __all__ = ["DEFAULT_VERSION", "Dialect", "VersionError", "dialect_for"]
 
 DEFAULT_VERSION = "v1.34.1"
 _SUPPORTED_MINORS = (31, 32, 33, 34, 35)
+_CORPUS_PATCH = {31: 8, 32: 2, 33: 3, 34: 1, 35: 4}
 
 
 class VersionError(ValueError):
@@ -113,7 +114,8 @@ _VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
 
 
 def dialect_for(version: str | None) -> Dialect:
-    """Parse `v1.34`, `1.35.4`, `v1.33.3-eks-1234` into a Dialect; a bare minor means its newest patch known."""
+    """Parse `v1.34`, `1.35.4`, `v1.33.3-eks-1234` into a Dialect; a bare minor means the patch the golden
+    corpus was recorded with (v1.31.8, v1.32.2, v1.33.3, v1.34.1, v1.35.4)."""
     text = (version or DEFAULT_VERSION).strip()
     m = _VERSION_RE.match(text)
     if not m:
@@ -126,6 +128,7 @@ def dialect_for(version: str | None) -> Dialect:
     if m.group(3) is not None:
         patch = int(m.group(3))
     else:
-        # v1.34 alone means the default patch (the golden corpus' v1.34.1) so wording matches out of the box.
-        patch = {34: 1}.get(minor, 99)
+        # Only v1.34 has patch-gated behaviour (the taint wording changed in v1.34.2); v1.34 alone means the
+        # corpus' v1.34.1 so wording matches out of the box, and every minor names a real release.
+        patch = _CORPUS_PATCH[minor]
     return Dialect((major, minor, patch))

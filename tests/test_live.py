@@ -702,10 +702,10 @@ def test_save_snapshot_round_trip_and_stripping(tmp_path: Path) -> None:
             "v1.33.3-eks-1234", None, "v1.33.3", False, id="the server's version selects the dialect"
         ),
         pytest.param(
-            "v1.38.0", None, "v1.35.99", True, id="a newer minor uses the newest known, with a warning"
+            "v1.38.0", None, "v1.35.4", True, id="a newer minor uses the newest known, with a warning"
         ),
         pytest.param(
-            "v1.29.4", None, "v1.31.99", True, id="an older minor uses the oldest known, with a warning"
+            "v1.29.4", None, "v1.31.8", True, id="an older minor uses the oldest known, with a warning"
         ),
         pytest.param("v1.33.3", "v1.35.4", "v1.35.4", False, id="--k8s-version overrides the server"),
     ],
@@ -719,7 +719,7 @@ def test_choose_dialect(server: str, override: str | None, want: str, warned: bo
 def test_unknown_server_version_warns_in_report(tmp_path: Path) -> None:
     with FakeAPIServer(_objects(SEED), git_version="v1.40.1") as srv:
         _, doc = live_json(srv, tmp_path, "pod", "hello-web-new", "-n", "default")
-    assert doc["kubernetesVersion"] == "v1.35.99"
+    assert doc["kubernetesVersion"] == "v1.35.4"
     assert any("v1.40.1" in w for w in doc["warnings"])
 
 
