@@ -76,8 +76,10 @@ def failure_text(r: WorkloadResult) -> str:
     out = [f"{r.workload.key} ({location(r)}): {r.summary}"]
     failures = [(f.node, f.report) for f in r.node_failures] or ([("", r.failure)] if r.failure else [])
     for node, pr in failures:
-        if node:
+        if node and (len(failures) > 1 or (pr.diagnosis.message or "") not in r.summary):
             out.append(f"node {node}: {pr.diagnosis.message or ''}")
+        elif node:
+            out.append(f"node {node}:")  # its message is the summary's, not repeated
         out.extend(f"  {c}" for c in node_causes(pr))
         for i, rem in enumerate(pr.remedies[:_MAX_REMEDIES], 1):
             out.append(f"  remedy {i}: [{rem.kind}] {rem.summary}")
