@@ -27,6 +27,11 @@ def round_down(resource: str, amount: int) -> int:
     return amount
 
 
+# Requests that are reservations a workload can be tuned to; device counts (extended resources, hugepages)
+# are what the workload needs and are never suggested smaller.
+_SIZED = frozenset({"cpu", "memory", "ephemeral-storage"})
+
+
 def _caps(ctx: Context) -> list[tuple[dict[str, int], str]]:
     """Per rejected node: {resource: largest request that fits}; nodes that cannot fit any request skipped."""
     out: list[tuple[dict[str, int], str]] = []
@@ -38,6 +43,9 @@ def _caps(ctx: Context) -> list[tuple[dict[str, int], str]]:
             res = det.get("resource")
             if not isinstance(res, str) or res == "pods":
                 ok = False  # Too many pods: no request is small enough
+                break
+            if res not in _SIZED:
+                ok = False  # GPUs, hugepages, other devices: a count the workload needs, not a reservation
                 break
             cap = round_down(res, int(det.get("free", 0)))
             if cap <= 0:
@@ -142,6 +150,19 @@ def _quantity(res: str, raw: Any) -> int | None:
 def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
     notes: list[str] = []
     caps = _caps(ctx)
+    devices = sorted(
+        {
+            str(det.get("resource"))
+            for name in ctx.nodes_failing(n.NODE_RESOURCES_FIT)
+            for det in ctx.d.verdicts[name].details
+            if det.get("resource") not in _SIZED and det.get("resource") != "pods"
+        }
+    )
+    if devices and not caps:
+        notes.append(
+            f"right-size: not suggested for {', '.join(devices)}: a device count is what the workload needs, "
+            "not a reservation to trim"
+        )
     if not caps or ctx.pod.raw is None:
         return [], notes
 

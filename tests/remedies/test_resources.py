@@ -51,3 +51,10 @@ def test_right_size(scenario: str, pod: str, summary: str, unblocks: list[str]) 
 )
 def test_round_down(resource: str, amount: int, expected: int) -> None:
     assert round_down(resource, amount) == expected
+
+
+def test_device_counts_are_never_right_sized() -> None:
+    # vision-trainer-0 asks 2 nvidia.com/gpu; the L4 nodes have 1 each: halving a GPU job is no fix.
+    remedies, notes = remedies_for("golden/cluster-gke-large-mixed.yaml", "ml/vision-trainer-0")
+    assert not by_kind(remedies, "right-size")
+    assert any(n.startswith("right-size: not suggested for nvidia.com/gpu") for n in notes)
