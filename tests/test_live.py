@@ -764,7 +764,7 @@ def test_fake_server_field_selectors() -> None:
 
 def test_resolve_target_unknown_context_is_cluster_error(tmp_path: Path) -> None:
     kc = _kc(tmp_path / "kc", current="a", contexts=[("a", "http://a:1", "x")])
-    with pytest.raises(ClusterError, match="kubeconfig"):
+    with pytest.raises(ClusterError, match=r"context \"nope\" not found in kubeconfig"):
         resolve_target(str(kc), "nope")
 
 

@@ -102,6 +102,9 @@ def resolve_target(kubeconfig: str | None = None, context: str | None = None) ->
         loader.load_and_set(cfg)
         ctx = loader.current_context
     except ConfigException as e:
+        if context and f"name {context} in" in str(e):
+            # The client says "Invalid kube-config file. Expected object with name X in ... contexts list".
+            raise ClusterError(f'context "{context}" not found in kubeconfig {":".join(paths)}') from None
         raise ClusterError(f"kubeconfig {':'.join(paths)}: {e}") from None
     except (OSError, ValueError) as e:  # unreadable file, bad YAML, missing cert file
         raise ClusterError(f"kubeconfig {':'.join(paths)}: {e}") from None
