@@ -420,6 +420,10 @@ def _read(path: Path) -> bytes:
 def load_paths(paths: list[str], stdin: BinaryIO | None = None) -> LoadResult:
     """Load every object under the given paths (files, directories recursively, archives, `-` = stdin)."""
     result = LoadResult()
+    if paths.count("-") > 1:
+        from kdiagnose.errors import UsageError
+
+        raise UsageError("stdin (-) can be read only once")
     for p in paths:
         if p == "-":
             stream = stdin if stdin is not None else sys.stdin.buffer
