@@ -209,6 +209,17 @@ def test_github_escaping(text: str, data: str, prop: str) -> None:
 # ---------------------------------------------------------------------------------------------- JSON, human
 
 
+def test_yaml_is_the_same_document_as_json() -> None:
+    import yaml
+
+    from kdiagnose.report.yaml import dump_document
+
+    result = _result()
+    assert yaml.safe_load(dump_document(gate_json.check_document(result))) == json.loads(
+        gate_json.render(result)
+    )
+
+
 def test_json_is_the_versioned_document_with_per_workload_results() -> None:
     text = gate_json.render(_result())
     assert text == gate_json.render(_result())  # deterministic

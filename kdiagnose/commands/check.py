@@ -15,7 +15,7 @@ from kdiagnose.errors import UsageError
 
 __all__ = ["OUTPUTS", "check_command"]
 
-OUTPUTS = ("human", "json", "junit", "sarif", "github")
+OUTPUTS = ("human", "json", "yaml", "junit", "sarif", "github")
 DEFAULT_K8S_VERSION = "v1.34.1"
 
 
@@ -27,6 +27,11 @@ def _render(result: object, output: str, pools: dict[str, str]) -> str:
         from kdiagnose.report.gate_json import render as render_json
 
         return render_json(result, pools)
+    if output == "yaml":
+        from kdiagnose.report.gate_json import check_document
+        from kdiagnose.report.yaml import dump_document
+
+        return dump_document(check_document(result, pools))
     if output == "junit":
         from kdiagnose.report.junit import render as render_junit
 

@@ -9,15 +9,20 @@ from kdiagnose.report.json import report_document, to_plain
 if TYPE_CHECKING:
     from kdiagnose.report.interface import Report
 
-__all__ = ["render"]
+__all__ = ["dump_document", "render"]
 
 
 def render(report: Report) -> str:
+    return dump_document(report_document(report))
+
+
+def dump_document(doc: object) -> str:
+    """A report document (the `-o json` data) as YAML: sorted keys, long lines kept whole."""
     import yaml
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     text: str = yaml.dump(
-        to_plain(report_document(report)),
+        to_plain(doc),
         Dumper=dumper,
         sort_keys=True,
         default_flow_style=False,
