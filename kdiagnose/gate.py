@@ -624,6 +624,12 @@ def run_gate(
         dict(ignored_kinds or {}),
         list(snapshot.warnings),
     )
+    if not workloads:
+        # Nothing to place is a pass, but a gate fed the wrong directory should not pass silently.
+        kinds = ", ".join(f"{k} ({n})" for k, n in sorted((ignored_kinds or {}).items())) or "nothing"
+        out.warnings.insert(
+            0, f"no workload in the manifests (Pod, Deployment, StatefulSet, ...): read {kinds}"
+        )
     if opts.headroom:
         out.headroom_cap = opts.headroom_cap
         for r in results:

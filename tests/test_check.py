@@ -582,3 +582,19 @@ def test_output_file_gets_the_format_and_stdout_the_summary(tmp_path: Path) -> N
     assert res.exit_code == 1
     assert out.read_text().startswith("<?xml")
     assert "FAIL Deployment default/web" in res.stdout
+
+
+def test_no_workload_in_the_manifests_passes_with_a_warning(tmp_path: Path) -> None:
+    manifests = tmp_path / "cm.yaml"
+    manifests.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n")
+    from typer.testing import CliRunner
+
+    from kdiagnose.cli import app
+
+    res = CliRunner().invoke(
+        app, ["check", "-f", str(manifests), "--snapshot", str(FIX / "cluster-two-nodes.yaml"), "-o", "json"]
+    )
+    assert res.exit_code == 0
+    doc = json.loads(res.stdout)
+    assert doc["workloads"] == []
+    assert any(w.startswith("no workload in the manifests") and "ConfigMap (1)" in w for w in doc["warnings"])
