@@ -99,33 +99,6 @@ def _root(
 OUTPUT_FORMATS = ("human", "json", "yaml")
 
 
-def _color(no_color: bool) -> bool | None:
-    if no_color or os.environ.get("NO_COLOR"):
-        return False
-    return None  # rich decides: color only on a terminal
-
-
-def emit(report: Any, output: str, *, no_color: bool, top: int, all_nodes: bool, all_remedies: bool) -> None:
-    """Write the report in the chosen format to stdout (shared by the commands that report pods)."""
-    if output == "json":
-        from kdiagnose.report.json import render as render_json
-
-        sys.stdout.write(render_json(report))
-    elif output == "yaml":
-        from kdiagnose.report.yaml import render as render_yaml
-
-        sys.stdout.write(render_yaml(report))
-    else:
-        from kdiagnose.report.console import RenderOptions, render
-
-        render(
-            report,
-            None,
-            RenderOptions(top=top, all_nodes=all_nodes, all_remedies=all_remedies, color=_color(no_color)),
-        )
-    sys.stdout.flush()
-
-
 def exit_code_for(report: Any) -> ExitCode:
     """0 when every diagnosed pod is schedulable, 1 when at least one is not."""
     return ExitCode.UNSCHEDULABLE if any(not p.diagnosis.scheduled for p in report.pods) else ExitCode.OK
@@ -213,6 +186,8 @@ def diagnose_command(
         profile_notes=notes,
         pools=pools,
     )
+    from kdiagnose.report.emit import emit
+
     emit(report, output, no_color=no_color, top=top, all_nodes=all_nodes, all_remedies=all_remedies)
     raise typer.Exit(int(exit_code_for(report)))
 

@@ -161,6 +161,9 @@ _SHARED = [
     (["--strict-config"], False),
     (["--save-snapshot"], None),
     (["--full"], False),
+    (["--top"], 5),
+    (["--all-nodes"], False),
+    (["--all-remedies"], False),
     (["--debug"], False),
 ]
 

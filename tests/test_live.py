@@ -953,3 +953,13 @@ def test_permit_note_is_not_given_when_the_pod_has_a_failed_scheduling_event() -
     assert permit_wait_note("default-scheduler", oot, [{"reason": "FailedScheduling"}]) == ""
     assert permit_wait_note("other", oot, []) == ""
     assert "Coscheduling" in permit_wait_note("default-scheduler", oot, [])
+
+
+def test_live_commands_take_the_report_display_options(seed_server: FakeAPIServer, tmp_path: Path) -> None:
+    kc = seed_server.kubeconfig(tmp_path / "kubeconfig")
+    res = run("pod", "hello-web-new", "--kubeconfig", str(kc), "--all-nodes", "--all-remedies", "--top", "2")
+    assert res.exit_code == 1, res.stderr
+    assert "What would make it schedulable" in res.stdout
+    assert "--all-remedies" not in res.stdout  # every remedy shown: no "... N more (--all-remedies)" hint
+    for node in ("control-plane", "node-a", "node-b", "node-c", "node-d"):
+        assert node in res.stdout

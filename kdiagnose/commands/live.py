@@ -61,6 +61,9 @@ class LiveOptions:
     strict_config: bool = False
     save_snapshot: str | None = None
     full: bool = False
+    top: int = 5
+    all_nodes: bool = False
+    all_remedies: bool = False
     debug: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -338,50 +341,6 @@ def save_snapshot(path: str, fetched: Fetched, dialect: Dialect, full: bool) -> 
 # ---------------------------------------------------------------------------------------------- render
 
 
-def _emit(report: Report, output: str, no_color: bool) -> None:
-    if output == "json":
-        from kdiagnose.report import json as json_report
-
-        sys.stdout.write(json_report.render(report))
-    elif output == "yaml":
-        from kdiagnose.report import yaml as yaml_report
-
-        sys.stdout.write(yaml_report.render(report))
-    else:
-        try:
-            from kdiagnose.report.console import RenderOptions, render
-        except ImportError:  # a build without the console formatter
-            sys.stdout.write(_plain(report))
-        else:
-            render(report, sys.stdout, RenderOptions(color=False if no_color else None))
-    sys.stdout.flush()
-
-
-def _plain(report: Report) -> str:
-    """A minimal human rendering for builds without the console formatter."""
-    from kdiagnose.report.recorded import render_recorded
-
-    out = [f"{report.source}: {report.num_nodes} nodes, {report.num_pods} pods, {report.k8s_version}"]
-    out.extend(f"warning: {w}" for w in report.warnings)
-    for pr in report.pods:
-        d = pr.diagnosis
-        out.append("")
-        out.append(f"Pod {d.pod.key}")
-        if d.scheduled:
-            out.append(f"  schedulable: {d.chosen}")
-        elif d.message:
-            out.append(f"  {d.message}")
-        elif d.not_handled_reason:
-            out.append(f"  {d.not_handled_reason}")
-        for node, st in d.verdicts.items():
-            out.append(f"  {node}: " + ("feasible" if st.ok else f"{st.plugin}: {'; '.join(st.reasons)}"))
-        out.extend(f"  note: {n}" for n in d.notes)
-        if pr.triage:
-            out.append(f"  {pr.triage}")
-        out.extend("  " + line for line in render_recorded(pr.recorded, d.message))
-    return "\n".join(out) + "\n"
-
-
 # ---------------------------------------------------------------------------------------------- commands
 
 
@@ -471,7 +430,16 @@ def run_live(opts: LiveOptions) -> tuple[Report, int]:
 def _main(opts: LiveOptions) -> None:
     try:
         report, code = run_live(opts)
-        _emit(report, opts.output, opts.no_color)
+        from kdiagnose.report.emit import emit
+
+        emit(
+            report,
+            opts.output,
+            no_color=opts.no_color,
+            top=opts.top,
+            all_nodes=opts.all_nodes,
+            all_remedies=opts.all_remedies,
+        )
     except typer.Exit:
         raise
     except KeyboardInterrupt:
@@ -530,6 +498,11 @@ _SHARED_OPTIONS: dict[str, Any] = {
     "full": Annotated[
         bool, typer.Option("--full", help="With --save-snapshot: keep env, args, annotations, everything.")
     ],
+    "top": Annotated[int, typer.Option("--top", min=1, help="Show the scores of the top N feasible nodes.")],
+    "all_nodes": Annotated[
+        bool, typer.Option("--all-nodes", help="Show every node, not groups and the top N.")
+    ],
+    "all_remedies": Annotated[bool, typer.Option("--all-remedies", help="Show every remedy, not the top 3.")],
     "debug": Annotated[bool, typer.Option("--debug", help="Tracebacks and request statistics on stderr.")],
 }
 

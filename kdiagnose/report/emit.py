@@ -1,0 +1,42 @@
+"""Write a Report to stdout in the chosen format (shared by `diagnose`, `pod` and `pods`)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kdiagnose.report.interface import Report
+
+__all__ = ["OUTPUT_FORMATS", "emit"]
+
+OUTPUT_FORMATS = ("human", "json", "yaml")
+
+
+def _color(no_color: bool) -> bool | None:
+    if no_color or os.environ.get("NO_COLOR"):
+        return False
+    return None  # rich decides: color only on a terminal
+
+
+def emit(
+    report: Report, output: str, *, no_color: bool, top: int, all_nodes: bool, all_remedies: bool
+) -> None:
+    if output == "json":
+        from kdiagnose.report.json import render as render_json
+
+        sys.stdout.write(render_json(report))
+    elif output == "yaml":
+        from kdiagnose.report.yaml import render as render_yaml
+
+        sys.stdout.write(render_yaml(report))
+    else:
+        from kdiagnose.report.console import RenderOptions, render
+
+        render(
+            report,
+            None,
+            RenderOptions(top=top, all_nodes=all_nodes, all_remedies=all_remedies, color=_color(no_color)),
+        )
+    sys.stdout.flush()
