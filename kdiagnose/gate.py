@@ -40,6 +40,7 @@ from kdiagnose.scheduler.plugins.tainttoleration.taint_toleration import find_un
 
 if TYPE_CHECKING:
     from kdiagnose.gateconfig import GateConfig
+    from kdiagnose.model.pools import PoolSpec
     from kdiagnose.model.snapshot import Snapshot
     from kdiagnose.scheduler.diagnosis import Diagnosis
     from kdiagnose.scheduler.profiles import Profile
@@ -639,15 +640,13 @@ def run_gate(
     return out
 
 
-def default_remedy_fn() -> RemedyFn | None:
-    """compute_remedies when the remedies capability is installed (it is optional: verdicts stand without)."""
-    try:
-        from kdiagnose.remedies.engine import compute_remedies  # type: ignore[import-not-found,unused-ignore]
-    except ModuleNotFoundError as e:
-        if e.name in ("kdiagnose.remedies.engine", "kdiagnose.remedies"):
-            return None
-        raise
-    fn: RemedyFn = compute_remedies
+def default_remedy_fn(pools: list[PoolSpec] | None = None) -> RemedyFn:
+    """compute_remedies, with the `--pools` specs when given."""
+    from functools import partial
+
+    from kdiagnose.remedies.engine import compute_remedies
+
+    fn: RemedyFn = partial(compute_remedies, pools=pools) if pools else compute_remedies
     return fn
 
 

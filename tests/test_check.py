@@ -598,3 +598,26 @@ def test_no_workload_in_the_manifests_passes_with_a_warning(tmp_path: Path) -> N
     doc = json.loads(res.stdout)
     assert doc["workloads"] == []
     assert any(w.startswith("no workload in the manifests") and "ConfigMap (1)" in w for w in doc["warnings"])
+
+
+def test_pools_file_feeds_the_scale_up_remedies() -> None:
+    from typer.testing import CliRunner
+
+    from kdiagnose.cli import app
+
+    res = CliRunner().invoke(
+        app,
+        [
+            "check",
+            "-f",
+            str(FIX / "web-anti-affinity.manifests.yaml"),
+            "--snapshot",
+            str(FIX / "cluster-two-nodes.yaml"),
+            "--pools",
+            str(FIX.parent / "remedies" / "pools.yaml"),
+            "-o",
+            "json",
+        ],
+    )
+    assert res.exit_code == 0, res.stderr  # fits only after scale-up: passes the default policy
+    assert "scale node pool web-pool by 1" in res.stdout

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -47,6 +48,14 @@ def _render(result: object, output: str, pools: dict[str, str]) -> str:
     from kdiagnose.report.gate_text import render as render_text
 
     return render_text(result)
+
+
+def _pools(path: str | None) -> list[Any] | None:
+    if not path:
+        return None
+    from kdiagnose.model.pools import load_pools
+
+    return list(load_pools(path))
 
 
 def check_command(
@@ -108,6 +117,9 @@ def check_command(
         False, "--strict-config", help="Reject scheduler configs with parts kdiagnose cannot replay."
     ),
     no_remedies: bool = typer.Option(False, "--no-remedies", help="Skip remedies (faster)."),
+    pools_file: str | None = typer.Option(
+        None, "--pools", metavar="FILE", help="Node pools for scale-up remedies (as for kdiagnose FILE)."
+    ),
     no_color: bool = typer.Option(False, "--no-color", help="No color (also: NO_COLOR set)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
@@ -183,7 +195,7 @@ def check_command(
             headroom_cap=headroom_cap,
             config=cfg,
         ),
-        remedy_fn=None if no_remedies else default_remedy_fn(),
+        remedy_fn=None if no_remedies else default_remedy_fn(_pools(pools_file)),
         ignored_kinds=other,
         snapshot_source=", ".join(snapshot_paths),
     )
