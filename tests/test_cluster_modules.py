@@ -162,6 +162,7 @@ _SHARED = [
     (["--save-snapshot"], None),
     (["--full"], False),
     (["--top"], 5),
+    (["--pools"], None),
     (["--all-nodes"], False),
     (["--all-remedies"], False),
     (["--debug"], False),

@@ -62,6 +62,7 @@ class LiveOptions:
     save_snapshot: str | None = None
     full: bool = False
     top: int = 5
+    pools: str | None = None
     all_nodes: bool = False
     all_remedies: bool = False
     debug: bool = False
@@ -118,6 +119,14 @@ def _events_by_pod(events: list[Obj]) -> dict[str, list[Obj]]:
     return out
 
 
+def _load_pools(path: str | None) -> list[Any] | None:
+    if not path:
+        return None
+    from kdiagnose.model.pools import load_pools
+
+    return list(load_pools(path))
+
+
 def build_live_report(
     fetched: Fetched,
     dialect: Dialect,
@@ -126,6 +135,7 @@ def build_live_report(
     profile_notes: list[str] | None = None,
     extenders: list[str] | None = None,
     out_of_tree: dict[str, dict[str, list[str]]] | None = None,
+    pools: list[Any] | None = None,
 ) -> Report:
     """Triage every target, replay those waiting for the scheduler, and attach what the cluster recorded."""
     from kdiagnose.load.cluster import no_gc
@@ -158,7 +168,13 @@ def build_live_report(
             )
         # A live cluster's pods nominated by earlier preemptions hold their nodes, as in kube-scheduler.
         report = diagnose_snapshot(
-            snap, profiles, pods=replay, source=source, profile_notes=profile_notes or (), nominated=True
+            snap,
+            profiles,
+            pods=replay,
+            source=source,
+            profile_notes=profile_notes or (),
+            nominated=True,
+            pools=pools,
         )
         # Live lists are cluster-wide: the dump heuristics about missing namespaces do not apply.
         report.warnings = [w for w in report.warnings if "without -A" not in w]
@@ -420,6 +436,7 @@ def run_live(opts: LiveOptions) -> tuple[Report, int]:
         profile_notes=list(cfg.notes) if cfg is not None else None,
         extenders=list(cfg.extenders) if cfg is not None else None,
         out_of_tree=dict(cfg.out_of_tree) if cfg is not None else None,
+        pools=_load_pools(opts.pools),
     )
     if opts.save_snapshot:
         save_snapshot(opts.save_snapshot, fetched, dialect, opts.full)
@@ -499,6 +516,12 @@ _SHARED_OPTIONS: dict[str, Any] = {
         bool, typer.Option("--full", help="With --save-snapshot: keep env, args, annotations, everything.")
     ],
     "top": Annotated[int, typer.Option("--top", min=1, help="Show the scores of the top N feasible nodes.")],
+    "pools": Annotated[
+        str | None,
+        typer.Option(
+            "--pools", metavar="FILE", help="Node pools for scale-up remedies (as for kdiagnose FILE)."
+        ),
+    ],
     "all_nodes": Annotated[
         bool, typer.Option("--all-nodes", help="Show every node, not groups and the top N.")
     ],
