@@ -75,6 +75,9 @@ def check_command(
     context: str | None = typer.Option(
         None, "--context", help="Check against a live cluster (read-only) instead of --snapshot."
     ),
+    request_timeout: str = typer.Option(
+        "30s", "--request-timeout", help="With --context: per-request timeout, e.g. 30s, 1m; 0 = none."
+    ),
     kubeconfig: str | None = typer.Option(
         None, "--kubeconfig", help="Kubeconfig for --context (default: $KUBECONFIG, ~/.kube/config)."
     ),
@@ -159,7 +162,13 @@ def check_command(
     if context is not None:
         from kdiagnose.load.cluster import fetch_cluster, resolve_target
 
-        live = fetch_cluster(resolve_target(kubeconfig, context), k8s_version=k8s_version or cfg.k8s_version)
+        from kdiagnose.commands.live import parse_timeout
+
+        live = fetch_cluster(
+            resolve_target(kubeconfig, context),
+            timeout=parse_timeout(request_timeout),
+            k8s_version=k8s_version or cfg.k8s_version,
+        )
     dialect = (
         live[1] if live is not None else dialect_option(k8s_version or cfg.k8s_version or DEFAULT_K8S_VERSION)
     )
