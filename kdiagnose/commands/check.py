@@ -160,9 +160,8 @@ def check_command(
 
     live = None
     if context is not None:
-        from kdiagnose.load.cluster import fetch_cluster, resolve_target
-
         from kdiagnose.commands.live import parse_timeout
+        from kdiagnose.load.cluster import fetch_cluster, resolve_target
 
         live = fetch_cluster(
             resolve_target(kubeconfig, context),

@@ -250,12 +250,18 @@ class Snapshot:
         replace_pod: tuple[Pod, Pod] | None = None,
         remove_pods: Iterable[Pod] = (),
         node_changes: dict[str, Node] | None = None,
+        extra_objects: dict[str, list[Obj]] | None = None,
     ) -> Snapshot:
         """A copy for a what-if replay: extra nodes (with their bound pods, e.g. DaemonSets on a simulated
-        pool node), one pod swapped for a modified copy, pods removed, nodes replaced. The original is untouched."""
+        pool node), one pod swapped for a modified copy, pods removed, nodes replaced, raw objects added
+        (a simulated node's ResourceSlices). The original is untouched."""
         new = Snapshot.__new__(Snapshot)
         new.dialect = self.dialect
         new.objects = self.objects
+        if extra_objects:
+            new.objects = dict(self.objects)
+            for kind, objs in extra_objects.items():
+                new.objects[kind] = [*self.objects.get(kind, []), *objs]
         new.present = set(self.present)
         new.skipped = self.skipped
         new.warnings = list(self.warnings)

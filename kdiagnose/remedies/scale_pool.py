@@ -10,8 +10,10 @@ each placed pod is bound in the copy before the next is replayed).
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from kdiagnose.model.objects import Node, Pod, Taint
 from kdiagnose.model.pools import NodePool, PoolSpec, _shape, detect_pools, pool_taints, zone_of
@@ -77,6 +79,26 @@ class Template:
     allocatable: dict[str, int]
     rep: NodeInfo | None
 
+    def slices(self, ctx: Context, node_name: str) -> list[dict[str, Any]]:
+        """The representative's node-local ResourceSlices, as the DRA driver would publish them on a new
+        node: same devices, the new node's name and its own pool, nothing allocated yet."""
+        if self.rep is None:
+            return []
+        out = []
+        for sl in ctx.snapshot.kind("ResourceSlice"):
+            spec = sl.get("spec")
+            if not isinstance(spec, dict) or spec.get("nodeName") != self.rep.name:
+                continue
+            c = copy.deepcopy(sl)
+            meta = c.setdefault("metadata", {})
+            meta["name"] = f"{node_name}-{meta.get('name', 'slice')}"
+            c["spec"]["nodeName"] = node_name
+            pool = c["spec"].get("pool")
+            if isinstance(pool, dict) and pool.get("name") == self.rep.name:
+                pool["name"] = node_name
+            out.append(c)
+        return out
+
     def node(self, i: int) -> tuple[Node, list[Pod]]:
         name = _sim_name(self.pool.name, i)
         own = self.rep.name if self.rep is not None else None
@@ -133,13 +155,18 @@ class Fit:
     capped: bool  # stopped at the pool's max size
 
 
+def _derive(ctx: Context, tpl: Template, nodes: list[tuple[Node, list[Pod]]]) -> Snapshot:
+    slices = [sl for nd, _ in nodes for sl in tpl.slices(ctx, nd.name)]
+    return ctx.snapshot.derive(extra_nodes=nodes, extra_objects={"ResourceSlice": slices} if slices else None)
+
+
 def _pack(ctx: Context, tpl: Template, first: tuple[Node, list[Pod]], headroom: int | None) -> Fit:
     nodes = [first]
     binds: list[tuple[Pod, str]] = [(ctx.pod, first[0].name)]
     others = siblings(ctx)[: MAX_PACKED_PODS - 1]
     capped = False
     for sib in others:
-        snap = with_bound(ctx.snapshot.derive(extra_nodes=nodes), binds)
+        snap = with_bound(_derive(ctx, tpl, nodes), binds)
         r = ctx.replay(snap, sib, [nd.name for nd, _ in nodes])
         if r.schedules:
             binds.append((sib, r.feasible[0]))
@@ -148,7 +175,7 @@ def _pack(ctx: Context, tpl: Template, first: tuple[Node, list[Pod]], headroom: 
             capped = True
             continue
         fresh = tpl.node(len(nodes) + 1)
-        snap = with_bound(ctx.snapshot.derive(extra_nodes=[*nodes, fresh]), binds)
+        snap = with_bound(_derive(ctx, tpl, [*nodes, fresh]), binds)
         r = ctx.replay(snap, sib, [fresh[0].name])
         if r.schedules:
             nodes.append(fresh)
@@ -167,6 +194,12 @@ def _why(pool: NodePool, st: Status) -> str:
         return f"the pool's labels do not match the pod's node affinity/selector ({what})"
     if st.plugin == n.NODE_RESOURCES_FIT:
         return f"a new node is too small: {describe_status(st)}"
+    if st.plugin == n.DYNAMIC_RESOURCES:
+        # The simulated node publishes the devices of the pool's representative (Template.slices).
+        return (
+            "a new node would offer only the DRA devices the pool's nodes publish (ResourceSlices), which "
+            f"cannot satisfy the claims: {describe_status(st)}"
+        )
     return f"a new node would fail {st.plugin or 'PreFilter'}: {describe_status(st)}"
 
 
@@ -178,7 +211,7 @@ def try_pool(
     why: list[str] = []
     for tpl in templates(pool, label_overrides):
         first = tpl.node(1)
-        snap = ctx.snapshot.derive(extra_nodes=[first])
+        snap = _derive(ctx, tpl, [first])
         r = ctx.replay(snap, nodes=[first[0].name])
         st = r.verdicts.get(first[0].name) or r.prefilter
         if r.schedules:

@@ -100,3 +100,15 @@ def test_parse_pools_reads_taints_and_quantities() -> None:
     assert p.allocatable == {"cpu": 2000, "memory": 2**30}
     assert p.max == 5
     assert p.current is None
+
+
+def test_dra_pool_scale_up_simulates_the_new_nodes_devices() -> None:
+    # Every GPU of the gpu-a10g nodes is allocated; a new node of that pool publishes the same device
+    # slices (copied from a member, nothing allocated), so one more node fits the claim.
+    remedies, notes = remedies_for("golden/dra-no-devices-left.yaml", "inference/llama-guard-7d9f8c6b5-m2x8k")
+    scale = by_kind(remedies, "scale-pool")
+    assert [r.summary for r in scale] == ["scale node pool gpu-a10g by 1"]
+    assert scale[0].unblocks == ["gpu-a10g-simulated-1"]
+    assert any(
+        n.startswith("pool general: no scale-up: a new node would offer only the DRA devices") for n in notes
+    )

@@ -294,3 +294,742 @@ def test_duplicate_slice_v135() -> None:
     ]
     with pytest.raises(FailedOnNode, match="invalid resource pools were encountered"):
         _allocate([claim("claim-0", exact(REQ0, CLASS_A))], OK_A, slices, [], V135)
+
+
+# ---------------------------------------------------------------- constraints, admin access, CEL selectors,
+# prioritized lists, node selection (allocator_testing.go, TestAllocator; v1.34 semantics).
+# The attribute names are fully qualified with driver-a (intAttribute = "driver-a/numa", ...) while the
+# devices publish the bare names, so lookupAttribute's driver-domain fallback is exercised throughout.
+# Results omit the AdminAccess flag, the allocation configs and the node selector of the allocation result:
+# kdiagnose only decides fit; the (request, driver, pool, device) list is what decides it.
+# Skipped: admin-access-disabled and prioritized-list-disabled (both gates are on in every dialect here),
+# partitionable/taint/binding-condition/consumable-capacity cases (gates off by default in v1.34).
+
+C = Obj
+INT_ATTR, VERSION_ATTR = f"{DRIVER_A}/numa", f"{DRIVER_A}/driverVersion"
+STRING_ATTR, BOOL_ATTR = f"{DRIVER_A}/stringAttribute", f"{DRIVER_A}/boolAttribute"
+NON_EXISTENT_ATTR = f"{DRIVER_A}/NonExistentAttribute"
+REQ1, REQ2, SUB0, SUB1 = "req-1", "req-2", "subReq-0", "subReq-1"
+D0, D3 = "device-0", "device-3"
+CLAIM0, CLAIM1 = "claim-0", "claim-1"
+
+
+def mem_sel(q: str) -> Obj:
+    """The recurring selector `device.capacity["driver-a"].memory.compareTo(quantity(q)) >= 0`."""
+    return {"cel": {"expression": f'device.capacity["{DRIVER_A}"].memory.compareTo(quantity("{q}")) >= 0'}}
+
+
+def cel(expression: str) -> Obj:
+    return {"cel": {"expression": expression}}
+
+
+def dev(name: str, capacity: dict[str, str] | None = None, attributes: dict[str, Obj] | None = None) -> Obj:
+    """device(name, capacity, attributes): attributes as API values ({"int": 1}, {"version": "1.0.0"})."""
+    d: Obj = {"name": name}
+    if capacity is not None:
+        d["capacity"] = {k: {"value": v} for k, v in capacity.items()}
+    if attributes is not None:
+        d["attributes"] = attributes
+    return d
+
+
+def slice_devs(name: str, selection: Any, pool: str, driver: str, devices: list[Obj], count: int = 1) -> Obj:
+    """sliceWithDevices: selection is a node name, "all" (nodeSelectionAll) or a NodeSelector dict."""
+    spec: Obj = {
+        "driver": driver,
+        "pool": {"name": pool, "generation": 1, "resourceSliceCount": count},
+        "devices": devices,
+    }
+    if isinstance(selection, dict):
+        spec["nodeSelector"] = selection
+    elif selection == "all":
+        spec["allNodes"] = True
+    else:
+        spec["nodeName"] = selection
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+def label_selector(key: str, value: str) -> Obj:
+    """nodeLabelSelector(key, value)."""
+    return {"nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}]}
+
+
+def req(
+    name: str, klass_name: str, count: int = 1, *selectors: Obj, admin: bool = False, mode: str = ""
+) -> Obj:
+    """request(name, class, count, selectors...), optionally with AdminAccess / AllocationMode set."""
+    exactly: Obj = {"deviceClassName": klass_name, "allocationMode": mode or "ExactCount", "count": count}
+    if mode == "All":
+        del exactly["count"]
+    if selectors:
+        exactly["selectors"] = list(selectors)
+    if admin:
+        exactly["adminAccess"] = True
+    return {"name": name, "exactly": exactly}
+
+
+def sub(name: str, klass_name: str, count: int = 1, *selectors: Obj, mode: str = "ExactCount") -> Obj:
+    s: Obj = {"name": name, "deviceClassName": klass_name, "allocationMode": mode}
+    if mode != "All":
+        s["count"] = count
+    if selectors:
+        s["selectors"] = list(selectors)
+    return s
+
+
+def prioritized(name: str, *subs: Obj) -> Obj:
+    return {"name": name, "firstAvailable": list(subs)}
+
+
+def claim_c(
+    name: str, constraints: list[Obj], *requests: Obj, config: list[Obj] | None = None
+) -> tuple[str, Obj]:
+    """claimWithRequests(name, constraints, requests...)."""
+    devices: Obj = {"requests": list(requests), "constraints": constraints}
+    if config is not None:
+        devices["config"] = config
+    return name, {"devices": devices}
+
+
+def match(attribute: str, *requests: str) -> Obj:
+    c: Obj = {"matchAttribute": attribute}
+    if requests:
+        c["requests"] = list(requests)
+    return c
+
+
+def allocated_devices(*ids: tuple[str, str, str]) -> list[Obj]:
+    """allocatedDevices: one claim elsewhere holding all of them."""
+    results = [{"request": "r", "driver": d, "pool": p, "device": n} for d, p, n in ids]
+    return [
+        {
+            "metadata": {"name": "allocated", "namespace": "default"},
+            "status": {"allocation": {"devices": {"results": results}}},
+        }
+    ]
+
+
+def class_with_config(name: str, driver: str, attribute: str) -> Obj:
+    c = klass(name, driver)
+    c["spec"]["config"] = [{"opaque": {"driver": driver, "parameters": {attribute: attribute + "Value"}}}]
+    return c
+
+
+ALL_ATTRS: Obj = {
+    "driverVersion": {"version": "1.0.0"},
+    "numa": {"int": 1},
+    "stringAttribute": {"string": "stringAttributeValue"},
+    "boolAttribute": {"bool": True},
+}
+MEM = "memory"
+S_1G_2G = slice_devs("slice-1", NODE1, POOL1, DRIVER_A, [dev(D1, {MEM: "1Gi"}), dev(D2, {MEM: "2Gi"})])
+S_2G_1G = slice_devs("slice-1", NODE1, POOL1, DRIVER_A, [dev(D2, {MEM: "2Gi"}), dev(D1, {MEM: "1Gi"})])
+TWO_A = slice_devs("slice-1", NODE1, POOL1, DRIVER_A, [dev(D1), dev(D2)])
+A1D = (DRIVER_A, POOL1, D1)
+
+
+def two_with(attr: str, v1: Obj, v2: Obj) -> Obj:
+    return slice_devs(
+        "slice-1", NODE1, POOL1, DRIVER_A, [dev(D1, None, {attr: v1}), dev(D2, None, {attr: v2})]
+    )
+
+
+def multi_slice(name: str, node_name: str, pool: str, driver: str, n: int) -> Obj:
+    """sliceWithMultipleDevices: device-0 .. device-(n-1)."""
+    return slice_devs(name, node_name, pool, driver, [dev(f"device-{i}") for i in range(n)])
+
+
+MORE_CASES: list[Any] = [
+    pytest.param(
+        [claim_c(CLAIM0, [], req(REQ0, CLASS_A, 1, mem_sel("1Gi")), req(REQ1, CLASS_A, 1, mem_sel("2Gi")))],
+        OK_A,
+        [S_1G_2G],
+        [],
+        [[(REQ0, DRIVER_A, POOL1, D1), (REQ1, DRIVER_A, POOL1, D2)]],
+        id="small-and-large",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], req(REQ0, CLASS_A, 1, mem_sel("1Gi")), req(REQ1, CLASS_A, 1, mem_sel("2Gi")))],
+        OK_A,
+        [S_2G_1G],
+        [],
+        [[(REQ0, DRIVER_A, POOL1, D1), (REQ1, DRIVER_A, POOL1, D2)]],
+        id="small-and-large-backtrack-requests",
+    ),
+    pytest.param(
+        [
+            claim_c(CLAIM0, [], req(REQ0, CLASS_A, 1, mem_sel("1Gi"))),
+            claim_c(CLAIM1, [], req(REQ1, CLASS_A, 1, mem_sel("2Gi"))),
+        ],
+        OK_A,
+        [S_2G_1G],
+        [],
+        [[(REQ0, DRIVER_A, POOL1, D1)], [(REQ1, DRIVER_A, POOL1, D2)]],
+        id="small-and-large-backtrack-claims",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], req(REQ0, CLASS_A, admin=True, mode="All"))],
+        OK_A,
+        [TWO_A],
+        allocated_devices(A1D),
+        [[(REQ0, DRIVER_A, POOL1, D1), (REQ0, DRIVER_A, POOL1, D2)]],
+        id="all-devices-some-allocated-admin-access",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], req(REQ0, CLASS_A, admin=True), req(REQ1, CLASS_A, admin=True, mode="All"))],
+        OK_A,
+        [TWO_A],
+        [],
+        None,
+        id="all-devices-some-allocating-admin-access",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], req(REQ0, CLASS_A, 2, admin=True))],
+        OK_A,
+        [TWO_A],
+        allocated_devices(A1D),
+        [[(REQ0, DRIVER_A, POOL1, D1), (REQ0, DRIVER_A, POOL1, D2)]],
+        id="count-devices-some-allocated-admin-access",
+    ),
+    pytest.param(
+        [
+            claim_c(CLAIM0, [], req(REQ0, CLASS_A, admin=True)),
+            claim_c(CLAIM1, [], req(REQ0, CLASS_A, admin=True)),
+        ],
+        OK_A,
+        [TWO_A],
+        [],
+        [[(REQ0, DRIVER_A, POOL1, D1)], [(REQ0, DRIVER_A, POOL1, D1)]],
+        id="separate-claims-share-device-admin-access",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], req(REQ0, CLASS_A)), claim_c(CLAIM1, [], req(REQ0, CLASS_A, admin=True))],
+        OK_A,
+        [TWO_A],
+        [],
+        [[(REQ0, DRIVER_A, POOL1, D1)], [(REQ0, DRIVER_A, POOL1, D1)]],
+        id="admin-access-claims-device-allocating-for-non-admin-access",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], req(REQ0, CLASS_A, admin=True))],
+        OK_A,
+        [ONE_A],
+        allocated_devices(A1D, (DRIVER_A, POOL1, D2)),
+        [[(REQ0, DRIVER_A, POOL1, D1)]],
+        id="admin-access-enabled",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], prioritized(REQ0, sub(SUB0, CLASS_A, mode="All"), sub(SUB1, CLASS_B)))],
+        OK_AB,
+        [slice_("slice-1", NODE1, POOL1, DRIVER_A, []), slice_("slice-2", NODE1, POOL2, DRIVER_B, [D1])],
+        [],
+        [[(f"{REQ0}/{SUB1}", DRIVER_B, POOL2, D1)]],
+        id="all-devices-slice-without-devices-prioritized-list",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], prioritized(REQ0, sub(SUB0, CLASS_A, mode="All"), sub(SUB1, CLASS_B)))],
+        OK_AB,
+        [slice_("slice-2", NODE1, POOL2, DRIVER_B, [D1])],
+        [],
+        [[(f"{REQ0}/{SUB1}", DRIVER_B, POOL2, D1)]],
+        id="all-devices-no-slices-prioritized-list",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], prioritized(REQ0, sub(SUB0, CLASS_A, mode="All"), sub(SUB1, CLASS_B)))],
+        OK_AB,
+        [TWO_A, slice_("slice-2", NODE1, POOL2, DRIVER_B, [D1])],
+        allocated_devices(A1D),
+        [[(f"{REQ0}/{SUB1}", DRIVER_B, POOL2, D1)]],
+        id="all-devices-some-allocated-prioritized-list",
+    ),
+    pytest.param(
+        [claim("claim-0", exact(REQ0, CLASS_A))],
+        OK_A,
+        [slice_devs("slice-1", label_selector("region", REGION1), POOL1, DRIVER_A, [dev(D1)])],
+        [],
+        [[(REQ0, DRIVER_A, POOL1, D1)]],
+        id="network-attached-device",
+    ),
+    pytest.param(
+        [claim("claim-0", exact(REQ0, CLASS_A))],
+        OK_A,
+        [slice_devs("slice-1", label_selector("region", "region-2"), POOL1, DRIVER_A, [dev(D1)])],
+        [],
+        None,
+        id="unsuccessful-allocation-network-attached-device",
+    ),
+    pytest.param(
+        [claim("claim-0", exact(REQ0, CLASS_A, 4))],
+        OK_A,
+        [
+            slice_devs("slice-1", label_selector("region", REGION1), POOL1, DRIVER_A, [dev(D1)]),
+            slice_devs("slice-1", "all", "pool-2", DRIVER_A, [dev(D1)]),
+            slice_devs("slice-1", label_selector("planet", "earth"), "pool-3", DRIVER_A, [dev(D1)]),
+            slice_devs("slice-1", NODE1, "pool-4", DRIVER_A, [dev(D1)]),
+        ],
+        [],
+        [
+            [
+                (REQ0, DRIVER_A, POOL1, D1),
+                (REQ0, DRIVER_A, POOL2, D1),
+                (REQ0, DRIVER_A, "pool-3", D1),
+                (REQ0, DRIVER_A, "pool-4", D1),
+            ]
+        ],
+        id="many-network-attached-devices",
+    ),
+    pytest.param(
+        [claim("claim-0", exact(REQ0, CLASS_A, 2))],
+        OK_A,
+        [
+            slice_devs("slice-1", label_selector("region", REGION1), POOL1, DRIVER_A, [dev(D1)]),
+            slice_devs("slice-1", NODE1, POOL2, DRIVER_A, [dev(D1)]),
+        ],
+        [],
+        [[(REQ0, DRIVER_A, POOL1, D1), (REQ0, DRIVER_A, POOL2, D1)]],
+        id="local-and-network-attached-devices",
+    ),
+    pytest.param(
+        [claim(CLAIM0, exact(REQ0, CLASS_A)), claim(CLAIM0, exact(REQ0, CLASS_B))],
+        OK_AB,
+        [TWO_A, ONE_B],
+        [],
+        [[(REQ0, DRIVER_A, POOL1, D1)], [(REQ0, DRIVER_B, POOL1, D1)]],
+        id="several-different-drivers",
+    ),
+    pytest.param(
+        [claim(CLAIM0, exact(REQ0, CLASS_A))],
+        OK_A,
+        [ONE_A],
+        allocated_devices(A1D, (DRIVER_A, POOL1, D2)),
+        None,
+        id="already-allocated-devices",
+    ),
+    pytest.param(
+        [
+            claim_c(
+                CLAIM0,
+                [match(INT_ATTR), match(VERSION_ATTR), match(STRING_ATTR), match(BOOL_ATTR)],
+                req(REQ0, CLASS_A),
+                req(REQ1, CLASS_A),
+            )
+        ],
+        OK_A,
+        [slice_devs("slice-1", NODE1, POOL1, DRIVER_A, [dev(D1, None, ALL_ATTRS), dev(D2, None, ALL_ATTRS)])],
+        [],
+        [[(REQ0, DRIVER_A, POOL1, D1), (REQ1, DRIVER_A, POOL1, D2)]],
+        id="with-constraint",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [match(NON_EXISTENT_ATTR)], req(REQ0, CLASS_A))],
+        OK_A,
+        [ONE_A],
+        [],
+        None,
+        id="with-constraint-non-existent-attribute",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [match(INT_ATTR)], req(REQ0, CLASS_A, 2))],
+        OK_AB,
+        [two_with("numa", {"int": 1}, {"int": 2})],
+        [],
+        None,
+        id="with-constraint-not-matching-int-attribute",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [match(STRING_ATTR)], req(REQ0, CLASS_A, 2))],
+        OK_AB,
+        [
+            two_with(
+                "stringAttribute", {"string": "stringAttributeValue"}, {"string": "stringAttributeValue2"}
+            )
+        ],
+        [],
+        None,
+        id="with-constraint-not-matching-string-attribute",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [match(BOOL_ATTR)], req(REQ0, CLASS_A, 2))],
+        OK_AB,
+        [two_with("boolAttribute", {"bool": True}, {"bool": False})],
+        [],
+        None,
+        id="with-constraint-not-matching-bool-attribute",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [match(VERSION_ATTR)], req(REQ0, CLASS_A, 2))],
+        OK_AB,
+        [two_with("driverVersion", {"version": "1.0.0"}, {"version": "2.0.0"})],
+        [],
+        None,
+        id="with-constraint-not-matching-version-attribute",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [match(VERSION_ATTR, REQ0)], req(REQ0, CLASS_A), req(REQ1, CLASS_A))],
+        OK_AB,
+        [two_with("driverVersion", {"version": "1.0.0"}, {"version": "2.0.0"})],
+        [],
+        [[(REQ0, DRIVER_A, POOL1, D1), (REQ1, DRIVER_A, POOL1, D2)]],
+        id="with-constraint-for-request",
+    ),
+    pytest.param(
+        [
+            claim_c(
+                CLAIM0,
+                [match(VERSION_ATTR, REQ0), match(STRING_ATTR)],
+                req(REQ0, CLASS_A),
+                req(REQ1, CLASS_A),
+            )
+        ],
+        OK_AB,
+        [
+            slice_devs(
+                "slice-1",
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                [
+                    dev(
+                        D1, None, {"driverVersion": {"version": "1.0.0"}, "stringAttribute": {"string": "a"}}
+                    ),
+                    dev(
+                        D2, None, {"driverVersion": {"version": "2.0.0"}, "stringAttribute": {"string": "b"}}
+                    ),
+                    dev(
+                        D3, None, {"driverVersion": {"version": "3.0.0"}, "stringAttribute": {"string": "b"}}
+                    ),
+                ],
+            )
+        ],
+        [],
+        [[(REQ0, DRIVER_A, POOL1, D2), (REQ1, DRIVER_A, POOL1, D3)]],
+        id="with-constraint-for-request-retry",
+    ),
+    pytest.param(
+        [claim(CLAIM0, exact(REQ0, CLASS_A))],
+        [class_with_config(CLASS_A, DRIVER_A, "classAttribute")],
+        [ONE_A],
+        [],
+        [[(REQ0, DRIVER_A, POOL1, D1)]],
+        id="with-class-device-config",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], req(REQ0, CLASS_A), req(REQ1, CLASS_A), req(REQ2, CLASS_B))],
+        [
+            class_with_config(CLASS_A, DRIVER_A, "classAttribute-A"),
+            class_with_config(CLASS_B, DRIVER_B, "classAttribute-B"),
+        ],
+        [multi_slice("slice-1", NODE1, POOL1, DRIVER_A, 2), slice_("slice-2", NODE1, POOL1, DRIVER_B, [D1])],
+        [],
+        [[(REQ0, DRIVER_A, POOL1, D0), (REQ1, DRIVER_A, POOL1, D1), (REQ2, DRIVER_B, POOL1, D1)]],
+        id="with-class-device-config-with-multiple-request-and-configs",
+    ),
+    pytest.param(
+        [
+            claim_c(
+                CLAIM0,
+                [],
+                req(REQ0, CLASS_A),
+                config=[{"opaque": {"driver": DRIVER_A, "parameters": {"deviceAttribute": "x"}}}],
+            )
+        ],
+        OK_A,
+        [ONE_A],
+        [],
+        [[(REQ0, DRIVER_A, POOL1, D1)]],
+        id="claim-with-device-config",
+    ),
+    pytest.param([claim_c(CLAIM0, [], req(REQ0, CLASS_A, 32))], OK_A, [], [], None, id="many-devices-okay"),
+    pytest.param(
+        [claim_c(CLAIM0, [], prioritized(REQ0, sub(SUB0, CLASS_B), sub(SUB1, CLASS_A)))],
+        OK_AB,
+        [ONE_A],
+        [],
+        [[(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, D1)]],
+        id="prioritized-list-first-unavailable",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], prioritized(REQ0, sub(SUB0, CLASS_B, 2), sub(SUB1, CLASS_A, 2)))],
+        OK_AB,
+        [ONE_A, slice_("slice-2", NODE1, POOL2, DRIVER_B, [D1])],
+        [],
+        None,
+        id="prioritized-list-non-available",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], prioritized(REQ0, sub(SUB0, CLASS_A), sub(SUB1, CLASS_B, 2)))],
+        OK_AB,
+        [slice_devs("slice-1", NODE1, POOL1, DRIVER_B, [dev(D1, None, {}), dev(D2, None, {})])],
+        [],
+        [[(f"{REQ0}/{SUB1}", DRIVER_B, POOL1, D1), (f"{REQ0}/{SUB1}", DRIVER_B, POOL1, D2)]],
+        id="prioritized-list-device-config",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], prioritized(REQ0, sub(SUB0, CLASS_A, 2), sub(SUB1, CLASS_B, 2)))],
+        [class_with_config(CLASS_A, DRIVER_A, "foo"), class_with_config(CLASS_B, DRIVER_B, "bar")],
+        [
+            slice_devs("slice-1", NODE1, POOL1, DRIVER_B, [dev(D1), dev(D2)]),
+            slice_devs("slice-2", NODE1, POOL2, DRIVER_A, [dev(D3)]),
+        ],
+        [],
+        [[(f"{REQ0}/{SUB1}", DRIVER_B, POOL1, D1), (f"{REQ0}/{SUB1}", DRIVER_B, POOL1, D2)]],
+        id="prioritized-list-class-config",
+    ),
+    pytest.param(
+        [
+            claim_c(
+                CLAIM0,
+                [],
+                req(REQ0, CLASS_A, 1, mem_sel("1Gi")),
+                prioritized(
+                    REQ1, sub(SUB0, CLASS_A, 1, mem_sel("4Gi")), sub(SUB1, CLASS_A, 2, mem_sel("2Gi"))
+                ),
+            )
+        ],
+        OK_A,
+        [
+            slice_devs(
+                "slice-1",
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                [dev(D1, {MEM: "2Gi"}), dev(D2, {MEM: "2Gi"}), dev(D3, {MEM: "1Gi"})],
+            )
+        ],
+        [],
+        [
+            [
+                (REQ0, DRIVER_A, POOL1, D3),
+                (f"{REQ1}/{SUB1}", DRIVER_A, POOL1, D1),
+                (f"{REQ1}/{SUB1}", DRIVER_A, POOL1, D2),
+            ]
+        ],
+        id="prioritized-list-subrequests-with-expressions",
+    ),
+    pytest.param(
+        [
+            claim_c(
+                CLAIM0,
+                [match(VERSION_ATTR, REQ0, REQ1)],
+                req(REQ0, CLASS_A, 1, mem_sel("8Gi")),
+                prioritized(
+                    REQ1, sub(SUB0, CLASS_A, 1, mem_sel("2Gi")), sub(SUB1, CLASS_A, 1, mem_sel("1Gi"))
+                ),
+            )
+        ],
+        OK_A,
+        [
+            slice_devs(
+                "slice-1",
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                [dev(D1, {MEM: "8Gi"}, {"driverVersion": {"version": "1.0.0"}})],
+            ),
+            slice_devs(
+                "slice-2",
+                NODE1,
+                POOL2,
+                DRIVER_A,
+                [
+                    dev(D2, {MEM: "2Gi"}, {"driverVersion": {"version": "2.0.0"}}),
+                    dev(D3, {MEM: "1Gi"}, {"driverVersion": {"version": "1.0.0"}}),
+                ],
+            ),
+        ],
+        [],
+        [[(REQ0, DRIVER_A, POOL1, D1), (f"{REQ1}/{SUB1}", DRIVER_A, POOL2, D3)]],
+        id="prioritized-list-subrequests-with-constraints-ref-parent-request",
+    ),
+    pytest.param(
+        [
+            claim_c(
+                CLAIM0,
+                [match(VERSION_ATTR, REQ0, f"{REQ1}/{SUB0}")],
+                req(REQ0, CLASS_A, 1, mem_sel("8Gi")),
+                prioritized(
+                    REQ1, sub(SUB0, CLASS_A, 1, mem_sel("2Gi")), sub(SUB1, CLASS_A, 1, mem_sel("1Gi"))
+                ),
+            )
+        ],
+        OK_A,
+        [
+            slice_devs(
+                "slice-1",
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                [dev(D1, {MEM: "8Gi"}, {"driverVersion": {"version": "1.0.0"}})],
+            ),
+            slice_devs(
+                "slice-2",
+                NODE1,
+                POOL2,
+                DRIVER_A,
+                [dev(D2, {MEM: "2Gi"}, {"driverVersion": {"version": "2.0.0"}})],
+            ),
+        ],
+        [],
+        [[(REQ0, DRIVER_A, POOL1, D1), (f"{REQ1}/{SUB1}", DRIVER_A, POOL2, D2)]],
+        id="prioritized-list-subrequests-with-constraints-ref-sub-request",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], prioritized(REQ0, sub(SUB0, CLASS_A, mode="All"), sub(SUB1, CLASS_A)))],
+        OK_A,
+        [TWO_A],
+        allocated_devices(A1D),
+        [[(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, D2)]],
+        id="prioritized-list-subrequests-with-allocation-mode-all",
+    ),
+    pytest.param(
+        [
+            claim_c(
+                CLAIM0,
+                [],
+                req(REQ0, CLASS_A),
+                prioritized(REQ1, sub(SUB0, CLASS_A, mode="All"), sub(SUB1, CLASS_A)),
+            )
+        ],
+        OK_A,
+        [TWO_A],
+        [],
+        [[(REQ0, DRIVER_A, POOL1, D1), (f"{REQ1}/{SUB1}", DRIVER_A, POOL1, D2)]],
+        id="prioritized-list-allocation-mode-all-multiple-requests",
+    ),
+    pytest.param(
+        [
+            claim_c(
+                CLAIM0,
+                [],
+                req(REQ1, CLASS_A, 1, mem_sel("8Gi")),
+                prioritized(
+                    REQ0, sub(SUB0, CLASS_A, 1, mem_sel("8Gi")), sub(SUB1, CLASS_A, 1, mem_sel("4Gi"))
+                ),
+            )
+        ],
+        OK_A,
+        [
+            slice_devs("slice-1", NODE1, POOL1, DRIVER_A, [dev(D1, {MEM: "8Gi"}, {})]),
+            slice_devs("slice-2", NODE1, POOL2, DRIVER_A, [dev(D2, {MEM: "4Gi"}, {})]),
+        ],
+        [],
+        [[(REQ1, DRIVER_A, POOL1, D1), (f"{REQ0}/{SUB1}", DRIVER_A, POOL2, D2)]],
+        id="prioritized-list-multi-request",
+    ),
+    pytest.param(
+        [
+            claim_c(
+                CLAIM0,
+                [],
+                prioritized(
+                    REQ0, sub(SUB0, CLASS_A, 1, mem_sel("8Gi")), sub(SUB1, CLASS_A, 1, mem_sel("4Gi"))
+                ),
+                req(REQ1, CLASS_A, 1, mem_sel("8Gi")),
+            )
+        ],
+        OK_A,
+        [
+            slice_devs("slice-1", NODE1, POOL1, DRIVER_A, [dev(D1, {MEM: "8Gi"}, {})]),
+            slice_devs("slice-2", NODE1, POOL2, DRIVER_A, [dev(D2, {MEM: "4Gi"}, {})]),
+        ],
+        [],
+        [[(f"{REQ0}/{SUB1}", DRIVER_A, POOL2, D2), (REQ1, DRIVER_A, POOL1, D1)]],
+        id="prioritized-list-with-backtracking",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], prioritized(REQ0, sub(SUB0, CLASS_B, 500), sub(SUB1, CLASS_A)))],
+        OK_AB,
+        [ONE_A],
+        [],
+        [[(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, D1)]],
+        id="prioritized-list-too-many-in-first-subrequest",
+    ),
+]
+
+
+@pytest.mark.parametrize("dialect", [pytest.param(V134, id="v1.34"), pytest.param(V135, id="v1.35")])
+@pytest.mark.parametrize(("claims", "classes", "slices", "allocated", "expected"), MORE_CASES)
+def test_allocate_more(
+    claims: list[tuple[str, Obj]],
+    classes: list[Obj],
+    slices: list[Obj],
+    allocated: list[Obj],
+    expected: Result,
+    dialect: Dialect,
+) -> None:
+    assert _allocate(claims, classes, slices, allocated, dialect) == expected
+
+
+NO_SEL = claim_c(CLAIM0, [], {"name": REQ0, "exactly": {"deviceClassName": CLASS_A, "selectors": [{}]}})
+MORE_ERRORS: list[Any] = [
+    pytest.param(
+        [claim_c(CLAIM0, [match(INT_ATTR)], req(REQ0, CLASS_A, mode="All"))],
+        OK_AB,
+        [two_with("numa", {"int": 1}, {"int": 2})],
+        "claim claim-0, request req-0: cannot add device driver-a/pool-1/device-2 because a claim constraint "
+        "would not be satisfied",
+        id="with-constraint-not-matching-int-attribute-all-devices",
+    ),
+    pytest.param(
+        [NO_SEL], OK_A, [ONE_A], "CEL expression empty (unsupported selector type?)", id="unknown-selector"
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], req(REQ0, CLASS_A, mode="future-mode"))],
+        OK_A,
+        [ONE_A],
+        "unsupported count mode future-mode",
+        id="unknown-allocation-mode",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [{}], req(REQ0, CLASS_A))],
+        OK_A,
+        [ONE_A],
+        "empty constraint (unsupported constraint type?)",
+        id="unknown-constraint",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], req(REQ0, CLASS_A, 1, cel("noSuchVar")))],
+        OK_A,
+        [ONE_A],
+        "undeclared reference",
+        id="invalid-CEL-one-device",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], req(REQ0, CLASS_A))],
+        [{"metadata": {"name": CLASS_A}, "spec": {"selectors": [cel("noSuchVar")]}}],
+        [ONE_A],
+        "undeclared reference",
+        id="invalid-CEL-one-device-class",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], req(REQ0, CLASS_A, 1, cel("noSuchVar"), mode="All"))],
+        OK_A,
+        [ONE_A],
+        "undeclared reference",
+        id="invalid-CEL-all-devices",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], req(REQ0, CLASS_A, 500))],
+        OK_A,
+        [],
+        "exceeds the claim limit",
+        id="too-many-devices-single-request",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], req(REQ0, CLASS_A, 32), req(REQ1, CLASS_A))],
+        OK_A,
+        [multi_slice("slice-1", NODE1, POOL1, DRIVER_A, 33)],
+        "exceeds the claim limit",
+        id="too-many-devices-total",
+    ),
+]
+
+
+@pytest.mark.parametrize("dialect", [pytest.param(V134, id="v1.34"), pytest.param(V135, id="v1.35")])
+@pytest.mark.parametrize(("claims", "classes", "slices", "error"), MORE_ERRORS)
+def test_allocate_more_errors(
+    claims: list[tuple[str, Obj]], classes: list[Obj], slices: list[Obj], error: str, dialect: Dialect
+) -> None:
+    with pytest.raises(AllocationError) as e:
+        _allocate(claims, classes, slices, [], dialect)
+    assert error in str(e.value)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from kdiagnose.model.quantity import QuantityError, parse_quantity
 from kdiagnose.scheduler.plugins.dynamicresources.cel import (
+    CelCompileError,
     CelRuntimeError,
     CelUnsupported,
     Quantity,
@@ -232,7 +233,7 @@ class DraIndex:
         self._pools: dict[str, list[Pool]] = {}
         # (expression, slice index, device index) -> result, shared across pods: a selector's verdict on a
         # device depends on nothing else.
-        self.matches: dict[tuple[str, int, int], bool | CelRuntimeError] = {}
+        self.matches: dict[tuple[str, int, int], bool | CelRuntimeError | CelCompileError] = {}
         self.unsupported: set[str] = set()
 
     def pools_for(self, node: Node) -> list[Pool]:
@@ -631,6 +632,9 @@ class _Run:
                 # Not evaluable here: treated as not matching; the plugin reports the expression.
                 self.index.unsupported.add(expr)
                 res = False
+            except CelCompileError as e:
+                # isSelectable: a selector that does not compile is an error once a device is examined.
+                res = e
             else:
                 try:
                     res = program.evaluate(s.devices[di].env(s.driver))
@@ -639,6 +643,8 @@ class _Run:
             self.index.matches[key] = res
         if res is False and expr in self.index.unsupported:
             self.owner.unsupported.add(expr)
+        if isinstance(res, CelCompileError):
+            raise AllocationError(f"{where}: CEL compile error: {res}")
         if isinstance(res, CelRuntimeError):
             raise AllocationError(f"{where}: CEL runtime error: {res}")
         return res

@@ -24,6 +24,7 @@ from typing import Any
 from kdiagnose.model.quantity import QuantityError, parse_quantity
 
 __all__ = [
+    "CelCompileError",
     "CelRuntimeError",
     "CelUnsupported",
     "Program",
@@ -41,6 +42,10 @@ class CelUnsupported(ValueError):
 
 class CelRuntimeError(ValueError):
     """An evaluation error cel-go would also report (missing key, no matching overload, ...)."""
+
+
+class CelCompileError(ValueError):
+    """A compile error cel-go's checker reports (compile.go: "compilation failed: " + issues.String())."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -703,10 +708,99 @@ class Program:
         return v
 
 
+# Identifiers the DRA CEL environment declares besides `device`: the type names usable as values.
+_DECLARED = {
+    "device",
+    "int",
+    "uint",
+    "double",
+    "string",
+    "bool",
+    "bytes",
+    "list",
+    "map",
+    "null_type",
+    "type",
+    "dyn",
+}
+
+
+def _undeclared(n: Node, scope: frozenset[str], out: list[str]) -> None:
+    """Identifiers the checker cannot resolve, in source order (macro variables are in scope in the body)."""
+    kind = n[0]
+    if kind == "ident":
+        if n[1] not in scope:
+            out.append(n[1])
+        return
+    if kind == "macro":
+        _undeclared(n[2], scope, out)
+        _undeclared(n[4], scope | {n[3]}, out)
+        return
+    if kind == "call":
+        if n[2] is not None:
+            _undeclared(n[2], scope, out)
+        for a in n[3]:
+            _undeclared(a, scope, out)
+        return
+    if kind == "list":
+        for x in n[1]:
+            _undeclared(x, scope, out)
+        return
+    if kind == "binary":
+        _undeclared(n[2], scope, out)
+        _undeclared(n[3], scope, out)
+        return
+    for x in n[1:]:
+        if isinstance(x, tuple) and x and isinstance(x[0], str):
+            _undeclared(x, scope, out)
+
+
+def _display_error(expression: str, pos: int, message: str) -> str:
+    """cel-go common.Error.ToDisplayString: `ERROR: <input>:line:col: msg`, the source line, a dotted caret."""
+    line_start = expression.rfind("\n", 0, pos) + 1
+    line_end = expression.find("\n", pos)
+    snippet = expression[line_start : line_end if line_end >= 0 else len(expression)].replace("\t", " ")
+    col = pos - line_start
+    line = expression.count("\n", 0, pos) + 1
+    return f"ERROR: <input>:{line}:{col + 1}: {message}\n | {snippet}\n | {'.' * col}^"
+
+
+def _check(expression: str, ast: Node) -> None:
+    """The part of cel-go's checker that matters here: references to undeclared variables."""
+    names: list[str] = []
+    _undeclared(ast, frozenset(_DECLARED), names)
+    if not names:
+        return
+    positions: dict[str, list[int]] = {}
+    pos = 0
+    while pos < len(expression):
+        m = _TOKEN_RE.match(expression, pos)
+        if not m:
+            break
+        if m.lastgroup == "ident":
+            positions.setdefault(m.group(), []).append(m.start())
+        pos = m.end()
+    seen: dict[str, int] = {}
+    errors: list[tuple[int, str]] = []
+    for name in names:
+        i = seen.get(name, 0)
+        seen[name] = i + 1
+        occ = positions.get(name, [0])
+        at = occ[min(i, len(occ) - 1)]
+        errors.append(
+            (at, _display_error(expression, at, f"undeclared reference to '{name}' (in container '')"))
+        )
+    errors.sort(key=lambda e: e[0])
+    raise CelCompileError("compilation failed: " + "\n".join(e for _, e in errors))
+
+
 @lru_cache(maxsize=1024)
 def compile_expression(expression: str) -> Program:
-    """Parse once per distinct expression; raises CelUnsupported for what this subset cannot evaluate."""
-    return Program(expression, _Parser(_tokenize(expression)).parse())
+    """Parse once per distinct expression; raises CelUnsupported for what this subset cannot evaluate and
+    CelCompileError for what cel-go's checker rejects."""
+    ast = _Parser(_tokenize(expression)).parse()
+    _check(expression, ast)
+    return Program(expression, ast)
 
 
 def device_env(driver: str, attributes: dict[str, Any], capacity: dict[str, Any]) -> dict[str, Any]:
