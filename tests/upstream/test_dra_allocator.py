@@ -1033,3 +1033,498 @@ def test_allocate_more_errors(
     with pytest.raises(AllocationError) as e:
         _allocate(claims, classes, slices, [], dialect)
     assert error in str(e.value)
+
+
+def test_invalid_cel_message() -> None:
+    # isSelectable: "class %s: selector #%d: CEL compile error: %w" around compile.go's
+    # "compilation failed: " + cel-go's issues display (location, source line, dotted caret).
+    with pytest.raises(AllocationError) as e:
+        _allocate(
+            [claim_c(CLAIM0, [], req(REQ0, CLASS_A))],
+            [{"metadata": {"name": CLASS_A}, "spec": {"selectors": [cel("noSuchVar")]}}],
+            [ONE_A],
+            [],
+            V134,
+        )
+    assert str(e.value) == (
+        "class class-a: selector #0: CEL compile error: compilation failed: ERROR: <input>:1:1: "
+        "undeclared reference to 'noSuchVar' (in container '')\n | noSuchVar\n | ^"
+    )
+
+
+# ---------------------------------------------------------------- CEL evaluator
+# Port of the scalar-attribute cases of staging/src/k8s.io/dynamic-resource-allocation/cel/compile_test.go
+# (TestCEL). Skipped: cost expectations (Go-only), list-type attributes and `includes` (DRAListTypeAttributes,
+# not in v1.34), allowMultipleAllocations (DRAConsumableCapacity, off), syntax/type compile errors (the
+# apiserver rejects such expressions at admission, so snapshots never hold them), "expensive" (cost limit).
+EX = "dra.example.com"
+CEL_CASES: list[Any] = [
+    pytest.param("true", "", {}, {}, True, id="true"),
+    pytest.param("false", "", {}, {}, False, id="false"),
+    pytest.param(
+        'device.attributes["no-such-domain"].noSuchAttr.isGreaterThan(quantity("0"))',
+        "",
+        {},
+        {},
+        "no such key: noSuchAttr",
+        id="runtime-error-lookup-identifier",
+    ),
+    pytest.param(
+        'device.attributes["no-such-domain"]["noSuchAttr"].isGreaterThan(quantity("0"))',
+        "",
+        {},
+        {},
+        "no such key: noSuchAttr",
+        id="runtime-error-lookup-map",
+    ),
+    pytest.param('"no-such-domain" in device.attributes', "", {}, {}, False, id="domain-check-negative"),
+    pytest.param(
+        f'"{EX}" in device.attributes',
+        "",
+        {f"{EX}/something": {"bool": True}},
+        {},
+        True,
+        id="domain-check-positive",
+    ),
+    pytest.param('device.driver == ""', "", {}, {}, True, id="empty-driver-name"),
+    pytest.param(f'device.driver == "{EX}"', EX, {}, {}, True, id="real-driver-name"),
+    pytest.param(
+        f'device.attributes["{EX}"].name', EX, {"name": {"bool": True}}, {}, True, id="driver-name-qualifier"
+    ),
+    pytest.param(
+        f'device.attributes["{EX}"]["name"]',
+        EX,
+        {"name": {"bool": True}},
+        {},
+        True,
+        id="driver-name-qualifier-map-lookup",
+    ),
+    pytest.param(
+        'device.attributes["other.example.com"].name',
+        EX,
+        {"other.example.com/name": {"bool": True}},
+        {},
+        True,
+        id="qualified-attribute-name",
+    ),
+    pytest.param(f'device.attributes["{EX}"].name', EX, {"name": {"bool": True}}, {}, True, id="bool"),
+    pytest.param(f'device.attributes["{EX}"].name > 0', EX, {"name": {"int": 1}}, {}, True, id="int"),
+    pytest.param(
+        f'device.attributes["{EX}"].name == "fish"', EX, {"name": {"string": "fish"}}, {}, True, id="string"
+    ),
+    pytest.param(
+        f'device.attributes["{EX}"].name.exists(x, x > 0)',
+        EX,
+        {"name": {"int": 1}},
+        {},
+        "got 'types.Int', expected iterable type",
+        id="macro-exists-on-int",
+    ),
+    pytest.param(
+        f'device.attributes["{EX}"].name.exists(x, x == true)',
+        EX,
+        {"name": {"bool": True}},
+        {},
+        "got 'types.Bool', expected iterable type",
+        id="macro-exists-on-bool",
+    ),
+    pytest.param(
+        f'device.attributes["{EX}"].name.exists(x, x == "fish")',
+        EX,
+        {"name": {"string": "fish"}},
+        {},
+        "got 'types.String', expected iterable type",
+        id="macro-exists-on-string",
+    ),
+    pytest.param(
+        f'device.attributes["{EX}"].name.exists(x, x.isGreaterThan(semver("0.0.1")))',
+        EX,
+        {"name": {"version": "1.0.0"}},
+        {},
+        "got 'cel.Semver', expected iterable type",
+        id="macro-exists-on-version",
+    ),
+    pytest.param(
+        f'device.attributes["{EX}"].name.isGreaterThan(semver("0.0.1"))',
+        EX,
+        {"name": {"version": "1.0.0"}},
+        {},
+        True,
+        id="version",
+    ),
+    pytest.param(
+        f'device.capacity["{EX}"].name.isGreaterThan(quantity("1Ki"))',
+        EX,
+        {},
+        {"name": "1Mi"},
+        True,
+        id="quantity",
+    ),
+    pytest.param(
+        f'"name" in device.capacity["{EX}"] && device.capacity["{EX}"].name.isGreaterThan(quantity("1Ki"))',
+        EX,
+        {},
+        {"name": "1Mi"},
+        True,
+        id="check-positive",
+    ),
+    pytest.param(
+        f'!("name" in device.capacity["{EX}"]) || device.capacity["{EX}"].name.isGreaterThan(quantity("1Ki"))',
+        "",
+        {},
+        {},
+        True,
+        id="check-negative",
+    ),
+    pytest.param(
+        f"""
+device.capacity["{EX}"].quantity.isGreaterThan(quantity("1Ki")) &&
+device.attributes["{EX}"].bool &&
+device.attributes["{EX}"].int > 0 &&
+device.attributes["{EX}"].string == "fish" &&
+device.attributes["{EX}"].version.isGreaterThan(semver("0.0.1")) &&
+device.capacity["{EX}"]["quantity"].isGreaterThan(quantity("1Ki")) &&
+device.attributes["{EX}"]["bool"] &&
+device.attributes["{EX}"]["int"] > 0 &&
+device.attributes["{EX}"]["string"] == "fish" &&
+device.attributes["{EX}"]["version"].isGreaterThan(semver("0.0.1"))
+""",
+        EX,
+        {
+            "bool": {"bool": True},
+            "int": {"int": 1},
+            "string": {"string": "fish"},
+            "version": {"version": "1.0.0"},
+        },
+        {"quantity": "1Mi"},
+        True,
+        id="all",
+    ),
+    pytest.param(
+        f'device.attributes["{EX}"].a && device.attributes["{EX}"].b && device.attributes["{EX}"].c',
+        EX,
+        {"a": {"bool": True}, "b": {"bool": True}, "c": {"bool": True}},
+        {},
+        True,
+        id="many",
+    ),
+    pytest.param(
+        f'device.attributes.exists_one(x, x == "{EX}")',
+        EX,
+        {"services": {"string": "some_example_value"}},
+        {},
+        True,
+        id="check_attribute_domains",
+    ),
+    pytest.param(
+        f'device.attributes["{EX}"].exists_one(x, x == "services")',
+        EX,
+        {"services": {"string": "some_example_value"}},
+        {},
+        True,
+        id="check_attribute_ids",
+    ),
+    pytest.param(
+        f'device.attributes["{EX}"].services.matches("[^a]?sym")',
+        EX,
+        {"services": {"string": "asymetric"}},
+        {},
+        True,
+        id="regexp_attribute",
+    ),
+    pytest.param(
+        f'device.capacity.exists_one(x, x == "{EX}")',
+        EX,
+        {},
+        {"memory": "1Mi"},
+        True,
+        id="check_capacity_domains",
+    ),
+    pytest.param(
+        f'device.capacity["{EX}"].exists_one(x, x == "memory")',
+        EX,
+        {},
+        {"memory": "1Mi"},
+        True,
+        id="check_capacity_ids",
+    ),
+]
+
+
+@pytest.mark.parametrize(("expression", "driver", "attributes", "capacity", "expected"), CEL_CASES)
+def test_cel(
+    expression: str, driver: str, attributes: Obj, capacity: dict[str, str], expected: bool | str
+) -> None:
+    from kdiagnose.scheduler.plugins.dynamicresources.allocator import Device
+    from kdiagnose.scheduler.plugins.dynamicresources.cel import CelRuntimeError, compile_expression
+
+    raw: Obj = {
+        "name": "d",
+        "attributes": attributes,
+        "capacity": {k: {"value": v} for k, v in capacity.items()},
+    }
+    device = Device("d", raw, False, False)
+    program = compile_expression(expression)
+    if isinstance(expected, str):
+        with pytest.raises(CelRuntimeError) as e:
+            program.evaluate(device.env(driver))
+        assert expected in str(e.value)
+    else:
+        assert program.evaluate(device.env(driver)) is expected
+
+
+def gen(name: str, generation: str, **extra: Obj) -> Obj:
+    return dev(name, None, {"generation": {"string": generation}, **extra})
+
+
+GEN_V6 = cel(f'device.attributes["{DRIVER_A}"].generation == "v6"')
+GEN_V5 = cel(f'device.attributes["{DRIVER_A}"].generation == "v5"')
+MAX = 32  # resourceapi.AllocationResultsMaxSize
+
+
+def many(ref: str, driver: str, pool: str, n: int, start: int = 0) -> list[tuple[str, str, str, str]]:
+    """multipleDeviceAllocationResults(ref, driver, pool, n, start)."""
+    return [(ref, driver, pool, f"device-{i}") for i in range(start, start + n)]
+
+
+LATER_CASES: list[Any] = [
+    pytest.param(
+        [claim_c(CLAIM0, [], prioritized(REQ0, sub(SUB0, CLASS_A, mode="All"), sub(SUB1, CLASS_A)))],
+        OK_A,
+        [TWO_A],
+        allocated_devices((DRIVER_A, POOL1, D2)),
+        [[(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, D1)]],
+        id="prioritized-list-allocation-mode-all",
+    ),
+    pytest.param(
+        [
+            claim_c(
+                CLAIM0,
+                [],
+                prioritized(
+                    REQ0, sub(SUB0, CLASS_A, 0, GEN_V6, mode="All"), sub(SUB1, CLASS_A, 0, GEN_V5, mode="All")
+                ),
+            )
+        ],
+        OK_A,
+        [slice_devs("slice-1", NODE1, POOL1, DRIVER_A, [gen(D1, "v5")])],
+        [],
+        [[(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, D1)]],
+        id="prioritized-list-allocation-mode-all-with-selectors",
+    ),
+    pytest.param(
+        [
+            claim_c(
+                CLAIM0,
+                [],
+                prioritized(
+                    REQ0, sub(SUB0, CLASS_A, 0, GEN_V6, mode="All"), sub(SUB1, CLASS_A, 0, GEN_V5, mode="All")
+                ),
+            )
+        ],
+        OK_A,
+        [
+            slice_devs("slice-1", NODE1, POOL1, DRIVER_A, [gen(D1, "v5")]),
+            slice_devs("slice-2", NODE1, POOL2, DRIVER_A, [gen(D1, "v5")]),
+        ],
+        [],
+        [[(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, D1), (f"{REQ0}/{SUB1}", DRIVER_A, POOL2, D1)]],
+        id="prioritized-list-allocation-mode-all-with-selectors-multiple-pools",
+    ),
+    pytest.param(
+        [
+            claim_c(
+                CLAIM0,
+                [],
+                prioritized(
+                    REQ0, sub(SUB0, CLASS_A, 0, GEN_V6, mode="All"), sub(SUB1, CLASS_A, 0, GEN_V5, mode="All")
+                ),
+            )
+        ],
+        OK_A,
+        [
+            slice_devs("slice-1", NODE1, POOL1, DRIVER_A, [gen(D1, "v5")]),
+            slice_devs("slice-2", "node-2", POOL2, DRIVER_A, [gen(D1, "v5"), gen(D2, "v6")]),
+        ],
+        [],
+        [[(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, D1)]],
+        id="prioritized-list-allocation-mode-all-with-selectors-multiple-pools-across-nodes",
+    ),
+    pytest.param(
+        [
+            claim_c(
+                CLAIM0,
+                [],
+                prioritized(
+                    REQ0, sub(SUB0, CLASS_A, 0, GEN_V6, mode="All"), sub(SUB1, CLASS_A, 0, GEN_V5, mode="All")
+                ),
+            )
+        ],
+        [
+            {
+                "metadata": {"name": CLASS_A},
+                "spec": {
+                    "selectors": [
+                        cel(f'device.driver == "{DRIVER_A}" && device.attributes["{DRIVER_A}"].selected')
+                    ]
+                },
+            }
+        ],
+        [
+            slice_devs(
+                "slice-1",
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                [
+                    gen(D1, "v6", selected={"bool": False}),
+                    gen(D2, "v5", selected={"bool": False}),
+                    gen(D3, "v5", selected={"bool": True}),
+                ],
+            )
+        ],
+        [],
+        [[(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, D3)]],
+        id="prioritized-list-allocation-mode-all-with-selectors-deviceclass-subset",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], req(REQ0, CLASS_A, MAX))],
+        OK_A,
+        [multi_slice("slice-1", NODE1, POOL1, DRIVER_A, MAX)],
+        [],
+        [many(REQ0, DRIVER_A, POOL1, MAX)],
+        id="max-number-devices",
+    ),
+    pytest.param(
+        [
+            claim_c(
+                CLAIM0,
+                [],
+                prioritized(REQ0, sub(SUB0, CLASS_A, MAX), sub(SUB1, CLASS_A, MAX // 2)),
+                prioritized(REQ1, sub(SUB0, CLASS_A, MAX), sub(SUB1, CLASS_A, MAX // 2)),
+            )
+        ],
+        OK_A,
+        [multi_slice("slice-1", NODE1, POOL1, DRIVER_A, MAX * 2)],
+        [],
+        [
+            many(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, MAX // 2)
+            + many(f"{REQ1}/{SUB1}", DRIVER_A, POOL1, MAX // 2, MAX // 2)
+        ],
+        id="prioritized-list-max-allocation-limit-request",
+    ),
+    pytest.param(
+        [
+            claim_c(
+                CLAIM0,
+                [],
+                prioritized(REQ0, sub(SUB0, CLASS_A, mode="All"), sub(SUB1, CLASS_A, 2)),
+                req(REQ1, CLASS_B, 2),
+            )
+        ],
+        OK_AB,
+        [
+            multi_slice("slice-1", NODE1, POOL1, DRIVER_A, MAX - 1),
+            multi_slice("slice-2", NODE1, POOL2, DRIVER_B, 2),
+        ],
+        [],
+        [many(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, 2) + many(REQ1, DRIVER_B, POOL2, 2)],
+        id="prioritized-list-max-allocation-allocation-mode-all",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], req(REQ0, CLASS_A))],
+        OK_A,
+        [
+            slice_devs(
+                "slice-1",
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                [
+                    {
+                        "name": D1,
+                        "bindingConditions": ["IsPrepare"],
+                        "bindingFailureConditions": ["BindingFailed"],
+                    }
+                ],
+            )
+        ],
+        [],
+        None,
+        id="binding-conditions-without-feature-gate",
+    ),
+]
+
+
+@pytest.mark.parametrize("dialect", [pytest.param(V134, id="v1.34"), pytest.param(V135, id="v1.35")])
+@pytest.mark.parametrize(("claims", "classes", "slices", "allocated", "expected"), LATER_CASES)
+def test_allocate_later(
+    claims: list[tuple[str, Obj]],
+    classes: list[Obj],
+    slices: list[Obj],
+    allocated: list[Obj],
+    expected: Result,
+    dialect: Dialect,
+) -> None:
+    assert _allocate(claims, classes, slices, allocated, dialect) == expected
+
+
+RUNTIME_ERRORS: list[Any] = [
+    # isSelectable: a CEL runtime error aborts the whole allocation ("claim %s: selector #%d: CEL runtime
+    # error: %w"); the device without the attribute is examined first.
+    pytest.param(
+        [claim_c(CLAIM0, [], req(REQ0, CLASS_A, 1, cel(f'device.attributes["{DRIVER_A}"].model == "x"')))],
+        OK_A,
+        [slice_devs("slice-1", NODE1, POOL1, DRIVER_A, [dev(D1), dev(D2, None, {"model": {"string": "x"}})])],
+        "claim claim-0: selector #0: CEL runtime error: no such key: model",
+        id="missing attribute key is a runtime error",
+    ),
+    pytest.param(
+        [
+            claim_c(
+                CLAIM0,
+                [],
+                req(REQ0, CLASS_A, 1, cel(f'device.attributes["{DRIVER_A}"].model.exists(x, x == 1)')),
+            )
+        ],
+        OK_A,
+        [slice_devs("slice-1", NODE1, POOL1, DRIVER_A, [dev(D1, None, {"model": {"int": 1}})])],
+        "claim claim-0: selector #0: CEL runtime error: got 'types.Int', expected iterable type",
+        id="macro over a scalar attribute is a runtime error",
+    ),
+    pytest.param(
+        [claim_c(CLAIM0, [], req(REQ0, CLASS_A))],
+        [
+            {
+                "metadata": {"name": CLASS_A},
+                "spec": {
+                    "selectors": [cel('device.capacity["driver-a"].memory.isGreaterThan(quantity("1Gi"))')]
+                },
+            }
+        ],
+        [slice_devs("slice-1", NODE1, POOL1, DRIVER_A, [dev(D1)])],
+        "class class-a: selector #0: CEL runtime error: no such key: memory",
+        id="class selector runtime error names the class",
+    ),
+]
+
+
+@pytest.mark.parametrize(("claims", "classes", "slices", "error"), RUNTIME_ERRORS)
+def test_allocate_runtime_errors(
+    claims: list[tuple[str, Obj]], classes: list[Obj], slices: list[Obj], error: str
+) -> None:
+    with pytest.raises(AllocationError) as e:
+        _allocate(claims, classes, slices, [], V134)
+    assert str(e.value) == error
+
+
+def test_all_devices_with_request_selector() -> None:
+    # allocationMode All counts only the devices that pass the class AND the request selectors.
+    slices = [slice_devs("slice-1", NODE1, POOL1, DRIVER_A, [gen(D1, "v5"), gen(D2, "v6"), gen(D3, "v5")])]
+    got = _allocate([claim_c(CLAIM0, [], req(REQ0, CLASS_A, 0, GEN_V5, mode="All"))], OK_A, slices, [], V134)
+    assert got == [[(REQ0, DRIVER_A, POOL1, D1), (REQ0, DRIVER_A, POOL1, D3)]]
+
+
+def test_exact_count_more_than_available() -> None:
+    got = _allocate([claim_c(CLAIM0, [], req(REQ0, CLASS_A, 3))], OK_A, [TWO_A], [], V134)
+    assert got is None

@@ -414,6 +414,21 @@ def _type_name(v: Any) -> str:
     return type(v).__name__
 
 
+def _go_type(v: Any) -> str:
+    """The Go type of a cel-go value, as `%T` prints it (apiserver/pkg/cel's Quantity/Semver are cel.*)."""
+    if isinstance(v, Quantity):
+        return "cel.Quantity"
+    if isinstance(v, Semver):
+        return "cel.Semver"
+    return {
+        "bool": "types.Bool",
+        "int": "types.Int",
+        "double": "types.Double",
+        "string": "types.String",
+        "null_type": "types.Null",
+    }.get(_type_name(v), type(v).__name__)
+
+
 def _eq(a: Any, b: Any) -> bool:
     if _is_num(a) and _is_num(b):
         return bool(a == b)
@@ -680,7 +695,8 @@ def _eval(n: Node, env: dict[str, Any]) -> Any:
         _, name, target_n, var, body = n
         target = _eval(target_n, env)
         if not isinstance(target, list | dict):
-            raise CelRuntimeError(f"no such overload: {_type_name(target)}.{name}()")
+            # cel-go evalFold: types.ValOrErr(foldRange, "got '%T', expected iterable type", foldRange).
+            raise CelRuntimeError(f"got '{_go_type(target)}', expected iterable type")
         results: list[bool] = []
         for item in list(target):
             inner = dict(env)
