@@ -167,17 +167,15 @@ def select_pods(
 
 
 def _owner(snapshot: Snapshot, pod: Pod) -> str:
-    """`Deployment ns/name` for a pod of a ReplicaSet owned by a Deployment, else the direct controller."""
-    ref = pod.controller_ref()
-    if ref is None:
+    """The workload a change goes to: `Deployment ns/name` for a ReplicaSet's pod (its ownerReferences, else
+    the pod-template-hash naming convention), the CronJob of a Job, else the direct controller ("" for none).
+    The same resolution the remedies use for their patches."""
+    from kdiagnose.remedies.whatif import owner_of
+
+    if pod.controller_ref() is None:
         return ""
-    kind, name = str(ref.get("kind") or ""), str(ref.get("name") or "")
-    if kind == "ReplicaSet":
-        rs = snapshot.get("ReplicaSet", name, pod.namespace)
-        for up in ((rs or {}).get("metadata") or {}).get("ownerReferences") or []:
-            if isinstance(up, dict) and up.get("controller") and up.get("kind") == "Deployment":
-                return f"Deployment {pod.namespace}/{up.get('name')}"
-    return f"{kind} {pod.namespace}/{name}"
+    o = owner_of(snapshot, pod)
+    return f"{o.kind} {o.namespace}/{o.name}"
 
 
 def _bound(snapshot: Snapshot, pod: Pod) -> Diagnosis:

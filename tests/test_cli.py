@@ -346,3 +346,15 @@ def test_pool_of(labels: dict[str, str], want: str | None) -> None:
 
 def test_environment_is_clean_of_debug() -> None:
     assert "KDIAGNOSE_DEBUG" not in os.environ
+
+
+def test_json_owner_is_the_workload_a_change_goes_to(tmp_path: Path) -> None:
+    # The dump has no ReplicaSet object: the Deployment is named from the pod-template-hash convention.
+    from typer.testing import CliRunner
+
+    from kdiagnose.cli import app, dispatch_args
+
+    case = Path(__file__).resolve().parent.parent / "fixtures" / "golden" / "dra-no-devices-left.yaml"
+    res = CliRunner().invoke(app, dispatch_args([str(case), "-o", "json"]))
+    doc = json.loads(res.stdout)
+    assert [p["owner"] for p in doc["pods"]] == ["Deployment inference/llama-guard"]
