@@ -25,7 +25,7 @@ from typing import Any, BinaryIO
 
 from kdiagnose.errors import InputError
 
-__all__ = ["LoadResult", "RawObject", "iter_documents", "load_paths", "parse_text", "where"]
+__all__ = ["LoadResult", "RawObject", "iter_documents", "load_paths", "parse_text", "record_list", "where"]
 
 Obj = dict[str, Any]
 _EXTS = (".yaml", ".yml", ".json")
@@ -415,6 +415,18 @@ def _read(path: Path) -> bytes:
         return path.read_bytes()
     except OSError as e:
         raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
+
+
+def record_list(result: LoadResult, source: str, objects: list[RawObject], shell: dict[str, Any]) -> bool:
+    """Add a streamed List's objects to `result` (False when `shell` is no List with items, result untouched)."""
+    kind = shell.get("kind")
+    if not isinstance(kind, str) or not kind.endswith("List") or not objects:
+        return False
+    if kind != "List":
+        result.list_kinds.add(kind[: -len("List")])
+    result.files.append(source)
+    result.objects.extend(objects)
+    return True
 
 
 def load_paths(paths: list[str], stdin: BinaryIO | None = None) -> LoadResult:

@@ -23,7 +23,7 @@ from typing import Any, BinaryIO
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
-from kdiagnose.load.files import LoadResult, RawObject
+from kdiagnose.load.files import LoadResult, RawObject, record_list
 from kdiagnose.load.gcpause import without_gc
 from kdiagnose.load.trim import POD_CONDITIONS, trim_object, volume_is_relevant
 
@@ -262,11 +262,4 @@ def load_json_list(path: Path, source: str, result: LoadResult) -> bool:
             objects, shell = _stream(f, source)
     except (_Fallback, OSError):
         return False
-    kind = shell.get("kind")
-    if not isinstance(kind, str) or not kind.endswith("List") or not objects:
-        return False
-    if kind != "List":
-        result.list_kinds.add(kind[: -len("List")])
-    result.files.append(source)
-    result.objects.extend(objects)
-    return True
+    return record_list(result, source, objects, shell)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from kdiagnose.errors import InputError
-from kdiagnose.load.files import LoadResult, RawObject, _decode_yaml
+from kdiagnose.load.files import LoadResult, RawObject, _decode_yaml, record_list
 from kdiagnose.load.gcpause import without_gc
 from kdiagnose.load.trim import trim_object
 
@@ -109,11 +109,4 @@ def load_yaml_list(path: Path, source: str, result: LoadResult) -> bool:
             objects, shell = _stream(f, source)
     except (_Fallback, OSError):
         return False
-    kind = shell.get("kind")
-    if not isinstance(kind, str) or not kind.endswith("List") or not objects:
-        return False
-    if kind != "List":
-        result.list_kinds.add(kind[: -len("List")])
-    result.files.append(source)
-    result.objects.extend(objects)
-    return True
+    return record_list(result, source, objects, shell)

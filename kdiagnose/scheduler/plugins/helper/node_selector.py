@@ -23,6 +23,7 @@ __all__ = [
     "LabelRequirement",
     "NodeSelectorTerm",
     "RequiredNodeSelector",
+    "is_qualified_name",
     "match_label_selector",
     "match_node_selector_terms",
     "parse_label_selector",
@@ -40,7 +41,7 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 OBJECT_NAME_FIELD = "metadata.name"
 
 
-def _valid_label_key(key: str) -> bool:
+def is_qualified_name(key: str) -> bool:
     """validation.IsQualifiedName: `[prefix/]name`, prefix a DNS-1123 subdomain."""
     parts = key.split("/")
     if len(parts) == 1:
@@ -112,7 +113,7 @@ class LabelRequirement:
 
 def _new_requirement(key: str, op: str, values: list[str]) -> LabelRequirement | None:
     """labels.NewRequirement: None when the requirement does not validate."""
-    if not _valid_label_key(key):
+    if not is_qualified_name(key):
         return None
     number = 0
     if op in ("In", "NotIn"):
