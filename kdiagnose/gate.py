@@ -32,7 +32,7 @@ from kdiagnose.load.admission import AdmissionContext, admit_pod, default_storag
 from kdiagnose.load.manifests import Workload, daemon_pod_for_node, daemon_predicate_pod, expand_workloads
 from kdiagnose.model.objects import ModelError, Pod
 from kdiagnose.model.requests import finish_pod
-from kdiagnose.report.interface import PodReport, Remedy
+from kdiagnose.results import PodReport, Remedy
 from kdiagnose.scheduler.engine import Scheduler
 from kdiagnose.scheduler.plugins.helper import storage as st
 from kdiagnose.scheduler.plugins.helper.node_selector import RequiredNodeSelector, match_label_selector

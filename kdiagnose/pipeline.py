@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from kdiagnose.errors import InputError, UsageError
 from kdiagnose.model.pools import PoolSpec, pool_of
-from kdiagnose.report.interface import PodReport, Remedy, Report
+from kdiagnose.results import PodReport, Remedy, Report
 from kdiagnose.scheduler.diagnosis import Diagnosis
 from kdiagnose.scheduler.engine import Scheduler, scheduling_signature
 from kdiagnose.scheduler.profiles import Profile, default_profile
@@ -21,7 +21,7 @@ from kdiagnose.scheduler.profiles import Profile, default_profile
 if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
     from kdiagnose.model.snapshot import Snapshot
-    from kdiagnose.report.interface import Remedy
+    from kdiagnose.results import Remedy
 
 __all__ = ["diagnose_snapshot", "parse_selector", "profiles_for", "select_pods"]
 

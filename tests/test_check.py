@@ -17,7 +17,7 @@ from kdiagnose.load.files import RawObject, load_paths
 from kdiagnose.load.manifests import Workload, expand_workloads
 from kdiagnose.load.snapshot import build_snapshot
 from kdiagnose.model.snapshot import Snapshot
-from kdiagnose.report.interface import Remedy
+from kdiagnose.results import Remedy
 from kdiagnose.versions import dialect_for
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "check"

@@ -20,7 +20,7 @@ from kdiagnose.model.objects import Node, Pod
 from kdiagnose.model.pools import pool_of
 from kdiagnose.pipeline import parse_selector
 from kdiagnose.report.console import RenderOptions, describe_details, render_text
-from kdiagnose.report.interface import PodReport, Report
+from kdiagnose.results import PodReport, Report
 from kdiagnose.scheduler.diagnosis import Diagnosis
 from kdiagnose.scheduler.framework import Code, Status
 

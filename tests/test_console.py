@@ -12,7 +12,7 @@ import pytest
 
 from kdiagnose.model.objects import Pod
 from kdiagnose.report.console import RenderOptions, describe_details, glance, render_text
-from kdiagnose.report.interface import PodReport, Remedy, Report
+from kdiagnose.results import PodReport, Remedy, Report
 from kdiagnose.scheduler.diagnosis import Diagnosis, PluginScore, Preemption, ScoreBreakdown
 from kdiagnose.scheduler.framework import Code, Status
 

@@ -23,7 +23,7 @@ from kdiagnose.exitcodes import ExitCode
 
 if TYPE_CHECKING:
     from kdiagnose.load.cluster import Fetched
-    from kdiagnose.report.interface import Report
+    from kdiagnose.results import Report
     from kdiagnose.schedconfig import SchedulerConfig
     from kdiagnose.scheduler.profiles import Profile
     from kdiagnose.versions import Dialect
@@ -143,8 +143,8 @@ def build_live_report(
     from kdiagnose.load.snapshot import build_snapshot
     from kdiagnose.model.objects import ModelError, Pod
     from kdiagnose.pipeline import diagnose_snapshot
-    from kdiagnose.report.interface import PodReport, Report
     from kdiagnose.report.recorded import build_recorded, triage_pod
+    from kdiagnose.results import PodReport, Report
     from kdiagnose.scheduler.diagnosis import Diagnosis
 
     now = fetched.fetched_at or time.time()

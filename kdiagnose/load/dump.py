@@ -19,7 +19,7 @@ from kdiagnose.load.snapshot import build_snapshot
 if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
     from kdiagnose.model.snapshot import Snapshot
-    from kdiagnose.report.interface import Recorded
+    from kdiagnose.results import Recorded
     from kdiagnose.versions import Dialect
 
 __all__ = [
@@ -168,7 +168,7 @@ def _failed_scheduling_index(snap: Snapshot) -> dict[str, list[tuple[str, int, s
 
 def recorded_for(snap: Snapshot, pod: Pod, replayed_message: str | None) -> Recorded | None:
     """The latest FailedScheduling event and PodScheduled condition the input recorded for the pod."""
-    from kdiagnose.report.interface import Recorded
+    from kdiagnose.results import Recorded
 
     events = [
         e

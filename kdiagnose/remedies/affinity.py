@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kdiagnose.remedies.whatif import Context, describe_status
-from kdiagnose.report.interface import Remedy
+from kdiagnose.results import Remedy
 from kdiagnose.scheduler import names as n
 
 __all__ = ["remedies"]

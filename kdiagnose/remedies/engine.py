@@ -12,7 +12,7 @@ from kdiagnose.model.pools import PoolSpec
 from kdiagnose.model.snapshot import Snapshot
 from kdiagnose.remedies import affinity, ports, preemption, resources, scale_pool, toleration, volumes
 from kdiagnose.remedies.whatif import Context
-from kdiagnose.report.interface import Remedy
+from kdiagnose.results import Remedy
 from kdiagnose.scheduler.diagnosis import Diagnosis
 from kdiagnose.scheduler.engine import Scheduler
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kdiagnose.model.objects import Pod
 from kdiagnose.remedies.whatif import Context, describe_status, owner_of
-from kdiagnose.report.interface import Remedy
+from kdiagnose.results import Remedy
 from kdiagnose.scheduler import names as n
 from kdiagnose.scheduler.plugins.nodeports.node_ports import port_conflicts
 

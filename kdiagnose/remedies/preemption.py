@@ -4,7 +4,7 @@ replaying the pod with the victims removed; when it cannot preempt, why."""
 from __future__ import annotations
 
 from kdiagnose.remedies.whatif import Context
-from kdiagnose.report.interface import Remedy
+from kdiagnose.results import Remedy
 from kdiagnose.scheduler import names as n
 from kdiagnose.scheduler.framework import Code
 from kdiagnose.scheduler.preemption import filter_pods_with_pdb_violation, pdbs_of

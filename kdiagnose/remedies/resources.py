@@ -11,7 +11,7 @@ from typing import Any
 
 from kdiagnose.model.quantity import QuantityError, format_quantity, parse_quantity
 from kdiagnose.remedies.whatif import Context
-from kdiagnose.report.interface import Remedy
+from kdiagnose.results import Remedy
 from kdiagnose.scheduler import names as n
 
 __all__ = ["remedies", "round_down"]

@@ -19,7 +19,7 @@ from kdiagnose.model.objects import Node, Pod, Taint
 from kdiagnose.model.pools import NodePool, PoolSpec, _shape, detect_pools, pool_taints, zone_of
 from kdiagnose.model.snapshot import NodeInfo, Snapshot
 from kdiagnose.remedies.whatif import Context, daemon_pods_for, describe_status, simulated_node, with_bound
-from kdiagnose.report.interface import Remedy
+from kdiagnose.results import Remedy
 from kdiagnose.scheduler import names as n
 from kdiagnose.scheduler.framework import Status
 

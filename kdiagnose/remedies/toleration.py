@@ -11,7 +11,7 @@ from typing import Any
 from kdiagnose.model.objects import Taint
 from kdiagnose.model.pools import CONTROL_PLANE_LABELS
 from kdiagnose.remedies.whatif import Context, describe_status, is_transient_taint
-from kdiagnose.report.interface import Remedy
+from kdiagnose.results import Remedy
 from kdiagnose.scheduler import names as n
 
 __all__ = ["MAX_TAINT_GROUPS", "remedies", "toleration_for"]

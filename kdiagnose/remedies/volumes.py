@@ -9,7 +9,7 @@ from typing import Any
 from kdiagnose.model.pools import ZONE_LABELS, zone_of
 from kdiagnose.remedies import scale_pool
 from kdiagnose.remedies.whatif import Context, describe_status
-from kdiagnose.report.interface import Remedy
+from kdiagnose.results import Remedy
 from kdiagnose.scheduler import names as n
 from kdiagnose.scheduler.plugins.helper.node_selector import parse_node_selector_terms
 

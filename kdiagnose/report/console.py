@@ -26,7 +26,7 @@ from kdiagnose.scheduler.framework import Code
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from kdiagnose.report.interface import PodReport, Report
+    from kdiagnose.results import PodReport, Report
 
 __all__ = ["RenderOptions", "describe_details", "glance", "render", "render_text"]
 

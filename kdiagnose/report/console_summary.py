@@ -12,7 +12,7 @@ from kdiagnose.report.console_layout import plural
 from kdiagnose.report.details import describe_details
 
 if TYPE_CHECKING:
-    from kdiagnose.report.interface import PodReport, Remedy
+    from kdiagnose.results import PodReport, Remedy
     from kdiagnose.scheduler.diagnosis import Diagnosis
     from kdiagnose.scheduler.framework import Status
 

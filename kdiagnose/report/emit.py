@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kdiagnose.report.interface import Report
+    from kdiagnose.results import Report
 
 __all__ = ["OUTPUT_FORMATS", "emit"]
 

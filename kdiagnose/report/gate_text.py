@@ -12,7 +12,7 @@ from kdiagnose.report.details import describe_details
 
 if TYPE_CHECKING:
     from kdiagnose.gate import GateResult, WorkloadResult
-    from kdiagnose.report.interface import PodReport
+    from kdiagnose.results import PodReport
 
 __all__ = ["MARKS", "OUTCOME_WORDS", "failure_text", "location", "node_causes", "render"]
 

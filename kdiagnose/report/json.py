@@ -6,7 +6,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kdiagnose.report.interface import PodReport, Recorded, Report
+    from kdiagnose.results import PodReport, Recorded, Report
     from kdiagnose.scheduler.framework import Status
 
 __all__ = ["API_VERSION", "pod_document", "render", "report_document", "status_document"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from kdiagnose.report.interface import Recorded
+from kdiagnose.results import Recorded
 
 if TYPE_CHECKING:
     from kdiagnose.scheduler.diagnosis import Diagnosis

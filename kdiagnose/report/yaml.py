@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from kdiagnose.report.json import report_document, to_plain
 
 if TYPE_CHECKING:
-    from kdiagnose.report.interface import Report
+    from kdiagnose.results import Report
 
 __all__ = ["dump_document", "render"]
 

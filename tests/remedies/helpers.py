@@ -8,7 +8,7 @@ from kdiagnose.load.files import load_paths
 from kdiagnose.load.snapshot import build_snapshot
 from kdiagnose.model.pools import PoolSpec
 from kdiagnose.remedies.engine import compute_remedies
-from kdiagnose.report.interface import Remedy
+from kdiagnose.results import Remedy
 from kdiagnose.scheduler.engine import Scheduler
 from kdiagnose.versions import dialect_for
 
