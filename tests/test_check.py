@@ -12,7 +12,9 @@ import yaml
 from typer.testing import CliRunner
 
 from kdiagnose.cli import app
-from kdiagnose.gate import GateOptions, GateResult, Outcome, WorkloadResult, run_gate
+from kdiagnose.gate.placement import run_gate
+from kdiagnose.gate.policy import Outcome
+from kdiagnose.gate.result import GateOptions, GateResult, WorkloadResult
 from kdiagnose.load.files import RawObject, load_paths
 from kdiagnose.load.manifests import Workload, expand_workloads
 from kdiagnose.load.snapshot import build_snapshot

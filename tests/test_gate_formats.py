@@ -10,11 +10,14 @@ from pathlib import Path
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 
-from kdiagnose.gate import GateOptions, GateResult, run_gate
+from kdiagnose.gate.formats import github, junit, sarif
+from kdiagnose.gate.formats import json as gate_json
+from kdiagnose.gate.formats import text as gate_text
+from kdiagnose.gate.placement import run_gate
+from kdiagnose.gate.result import GateOptions, GateResult
 from kdiagnose.load.files import RawObject, load_paths
 from kdiagnose.load.manifests import expand_workloads
 from kdiagnose.load.snapshot import build_snapshot
-from kdiagnose.report import gate_json, gate_text, github, junit, sarif
 from kdiagnose.versions import dialect_for
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "check"

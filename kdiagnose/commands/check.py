@@ -1,4 +1,4 @@
-"""`kdiagnose check`: will these manifests schedule on this cluster? (the CI gate; logic in kdiagnose/gate.py)
+"""`kdiagnose check`: will these manifests schedule on this cluster? (the CI gate; logic in kdiagnose/gate/)
 
 Exit codes: 0 every workload passes the --fail-on policy, 1 one fails it, 2 usage error, 3 input error.
 """
@@ -21,31 +21,31 @@ DEFAULT_K8S_VERSION = "v1.34.1"
 
 
 def _render(result: object, output: str, pools: dict[str, str]) -> str:
-    from kdiagnose.gate import GateResult
+    from kdiagnose.gate.result import GateResult
 
     assert isinstance(result, GateResult)
     if output == "json":
-        from kdiagnose.report.gate_json import render as render_json
+        from kdiagnose.gate.formats.json import render as render_json
 
         return render_json(result, pools)
     if output == "yaml":
-        from kdiagnose.report.gate_json import check_document
+        from kdiagnose.gate.formats.json import check_document
         from kdiagnose.report.yaml import dump_document
 
         return dump_document(check_document(result, pools))
     if output == "junit":
-        from kdiagnose.report.junit import render as render_junit
+        from kdiagnose.gate.formats.junit import render as render_junit
 
         return render_junit(result)
     if output == "sarif":
-        from kdiagnose.report.sarif import render as render_sarif
+        from kdiagnose.gate.formats.sarif import render as render_sarif
 
         return render_sarif(result)
     if output == "github":
-        from kdiagnose.report.github import render as render_github
+        from kdiagnose.gate.formats.github import render as render_github
 
         return render_github(result)
-    from kdiagnose.report.gate_text import render as render_text
+    from kdiagnose.gate.formats.text import render as render_text
 
     return render_text(result)
 
@@ -127,8 +127,10 @@ def check_command(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
     """Check that workload manifests (Deployments, StatefulSets, DaemonSets, Jobs, ...) fit on a cluster snapshot."""
-    from kdiagnose.gate import FAIL_ON, GateOptions, default_remedy_fn, exit_code, load_workloads, run_gate
-    from kdiagnose.gateconfig import GateConfig, discover_config, load_gate_config
+    from kdiagnose.gate.config import GateConfig, discover_config, load_gate_config
+    from kdiagnose.gate.placement import default_remedy_fn, load_workloads, run_gate
+    from kdiagnose.gate.policy import FAIL_ON, exit_code
+    from kdiagnose.gate.result import GateOptions
 
     if no_color:
         os.environ["NO_COLOR"] = "1"  # the human renderers read it; accepted for kubectl-like symmetry

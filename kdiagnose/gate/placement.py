@@ -11,10 +11,7 @@ scheduler would do next). The first replica that fits neither way stops the work
 share its template and see the same cluster, so they would fail alike ("k of N fit; replica k+1: ...").
 A DaemonSet is checked node by node on the nodes its controller targets (daemon_controller.go
 NodeShouldRunDaemonPod: nodeSelector, required node affinity, untolerated NoSchedule/NoExecute taints).
-
-Outcomes, from best to worst: fits now < fits only by preemption < fits only after scale-up (a remedy of
-kind scale-pool proved a new pool node helps) < never fits. `--fail-on X` fails every workload whose
-outcome is X or worse (default unschedulable = never fits).
+The outcomes and `--fail-on` are in policy.py, the result types in result.py.
 """
 
 from __future__ import annotations
@@ -22,12 +19,19 @@ from __future__ import annotations
 import copy
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from kdiagnose.errors import InputError, UsageError
-from kdiagnose.exitcodes import ExitCode
+from kdiagnose.gate.policy import FAIL_ON, Outcome, apply_policy, ignore_reason
+from kdiagnose.gate.result import (
+    GateOptions,
+    GateResult,
+    Headroom,
+    NodeFailure,
+    Placement,
+    WorkloadResult,
+    first_line,
+)
 from kdiagnose.load.admission import AdmissionContext, admit_pod, default_storage_class
 from kdiagnose.load.manifests import Workload, daemon_pod_for_node, daemon_predicate_pod, expand_workloads
 from kdiagnose.model.objects import ModelError, Pod
@@ -39,169 +43,17 @@ from kdiagnose.scheduler.plugins.helper.node_selector import RequiredNodeSelecto
 from kdiagnose.scheduler.plugins.tainttoleration.taint_toleration import find_untolerated_taint
 
 if TYPE_CHECKING:
-    from kdiagnose.gateconfig import GateConfig
     from kdiagnose.model.pools import PoolSpec
     from kdiagnose.model.snapshot import Snapshot
     from kdiagnose.scheduler.diagnosis import Diagnosis
     from kdiagnose.scheduler.profiles import Profile
 
-__all__ = [
-    "FAIL_ON",
-    "HEADROOM_CAP",
-    "GateOptions",
-    "GateResult",
-    "Headroom",
-    "Outcome",
-    "Placement",
-    "WorkloadResult",
-    "default_remedy_fn",
-    "exit_code",
-    "load_workloads",
-    "run_gate",
-]
+__all__ = ["RemedyFn", "default_remedy_fn", "load_workloads", "run_gate"]
 
 Obj = dict[str, Any]
 RemedyFn = Callable[["Snapshot", Scheduler, "Diagnosis"], "tuple[list[Remedy], list[str]]"]
 
-FAIL_ON = ("unschedulable", "preemption", "scale-up")
-HEADROOM_CAP = 1000
 _SYSTEM_PRIORITY_CLASSES = ("system-cluster-critical", "system-node-critical")
-
-
-class Outcome(StrEnum):
-    FITS = "fits"
-    PREEMPTION = "preemption"  # fits only by preempting lower-priority pods
-    SCALE_UP = "scale-up"  # fits only on a node a pool would add
-    UNSCHEDULABLE = "unschedulable"  # never fits
-    NOT_CHECKED = "not-checked"  # another scheduler's pod, scheduling gates: no verdict
-    IGNORED = "ignored"
-
-    @property
-    def severity(self) -> int:
-        return _SEVERITY[self]
-
-
-_SEVERITY = {
-    Outcome.IGNORED: -1,
-    Outcome.NOT_CHECKED: -1,
-    Outcome.FITS: 0,
-    Outcome.PREEMPTION: 1,
-    Outcome.SCALE_UP: 2,
-    Outcome.UNSCHEDULABLE: 3,
-}
-_THRESHOLD = {"preemption": 1, "scale-up": 2, "unschedulable": 3}
-
-
-@dataclass(slots=True)
-class Placement:
-    pod: str  # namespace/name
-    node: str | None
-    how: str  # "fits" | "preemption" | "existing" (a DaemonSet pod the snapshot already runs there)
-    victims: list[str] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class Headroom:
-    more: int  # further replicas that fit now, after every workload of the input is placed
-    capped: bool
-    reason: str  # why the next one does not fit (the scheduler message), or the cap
-
-
-@dataclass(slots=True)
-class NodeFailure:
-    """A DaemonSet pod that cannot run on one node its controller targets."""
-
-    node: str
-    outcome: Outcome
-    report: PodReport
-
-
-@dataclass(slots=True)
-class WorkloadResult:
-    workload: Workload
-    outcome: Outcome = Outcome.FITS
-    total: int = 0  # replicas asked for (DaemonSet: nodes targeted)
-    fit_now: int = 0
-    fit_preemption: int = 0
-    placements: list[Placement] = field(default_factory=list)
-    failed_replica: int | None = None  # 0-based index of the first replica that does not fit now
-    failure: PodReport | None = None  # that replica's diagnosis and remedies
-    message: str = ""  # that replica's scheduler message (or the API server's rejection)
-    node_failures: list[NodeFailure] = field(default_factory=list)
-    excluded_nodes: dict[str, str] = field(default_factory=dict)  # DaemonSet: node -> why not targeted
-    headroom: Headroom | None = None
-    ignore_reason: str = ""
-    notes: list[str] = field(default_factory=list)
-    fails_policy: bool = False
-
-    @property
-    def summary(self) -> str:
-        """One line: "all 3 fit", "2 of 3 fit; replica 3: <message>", "fits only by preemption: ..."."""
-        w = self.workload
-        if self.outcome == Outcome.IGNORED:
-            return f"skipped: {self.ignore_reason}"
-        if self.outcome == Outcome.NOT_CHECKED:
-            return f"not checked: {self.message}"
-        unit = "targeted node(s)" if w.per_node else "replica(s)"
-        if self.total == 0:
-            return f"no {unit}: nothing to place"
-        if w.per_node:
-            if not self.node_failures:
-                extra = f" ({self.fit_preemption} only by preemption)" if self.fit_preemption else ""
-                return f"all {self.total} targeted node(s) fit{extra}"
-            first = self.node_failures[0]
-            more = f" (and {len(self.node_failures) - 1} more node(s))" if len(self.node_failures) > 1 else ""
-            ok = self.total - len(self.node_failures)
-            return f"{ok} of {self.total} targeted node(s) fit; cannot run on {first.node}{more}: {first_line(first.report)}"
-        if self.failed_replica is None:
-            if self.fit_preemption:
-                return (
-                    f"all {self.total} fit, {self.fit_preemption} only by preemption: "
-                    f"{self._preemption_text()}"
-                )
-            return f"all {self.total} fit"
-        k = self.failed_replica
-        prefix = f"{k} of {self.total} fit"
-        if self.fit_preemption:
-            prefix += f" ({self.fit_preemption} only by preemption)"
-        return f"{prefix}; replica {k + 1}: {self.message}"
-
-    def _preemption_text(self) -> str:
-        victims = [v for p in self.placements if p.how == "preemption" for v in p.victims]
-        nodes = sorted({p.node for p in self.placements if p.how == "preemption" and p.node})
-        return f"evicts {len(victims)} pod(s) on {', '.join(nodes)}" + (
-            f" ({', '.join(victims[:5])}{', …' if len(victims) > 5 else ''})" if victims else ""
-        )
-
-
-def first_line(pr: PodReport) -> str:
-    return pr.diagnosis.message or pr.diagnosis.not_handled_reason or ""
-
-
-@dataclass(slots=True)
-class GateResult:
-    results: list[WorkloadResult]
-    fail_on: str
-    k8s_version: str
-    snapshot_source: str
-    num_nodes: int
-    num_pods: int
-    ignored_kinds: dict[str, int] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    headroom_cap: int | None = None  # set when headroom was computed
-
-    @property
-    def failing(self) -> list[WorkloadResult]:
-        return [r for r in self.results if r.fails_policy]
-
-
-@dataclass(slots=True)
-class GateOptions:
-    fail_on: str = "unschedulable"
-    replace: bool = False
-    headroom: bool = False
-    headroom_cap: int = HEADROOM_CAP
-    config: GateConfig | None = None
 
 
 # ---------------------------------------------------------------------------------------------- input
@@ -577,18 +429,6 @@ class _Gate:
         return Headroom(cap, True, f"stopped at the cap of {cap} more replicas: at least {cap} more fit")
 
 
-def _ignore_reason(w: Workload, config: GateConfig | None) -> str:
-    from kdiagnose.load.manifests import IGNORE_ANNOTATION
-
-    if w.ignored:
-        return f'annotation {IGNORE_ANNOTATION}: "true"'
-    if config is not None:
-        rule = config.ignored(w.kind, w.namespace, w.name)
-        if rule is not None:
-            return f"ignored by {config.path or 'the config'} ({rule})"
-    return ""
-
-
 def run_gate(
     snapshot: Snapshot,
     workloads: list[Workload],
@@ -607,14 +447,12 @@ def run_gate(
     gate = _Gate(snapshot, profiles, opts, remedy_fn)
     results: list[WorkloadResult] = []
     for w in workloads:
-        reason = _ignore_reason(w, opts.config)
+        reason = ignore_reason(w, opts.config)
         if reason:
             results.append(WorkloadResult(w, Outcome.IGNORED, ignore_reason=reason, notes=w.notes))
             continue
         results.append(gate.run(w))
-    threshold = _THRESHOLD[opts.fail_on]
-    for r in results:
-        r.fails_policy = r.outcome.severity >= threshold
+    apply_policy(results, opts.fail_on)
     out = GateResult(
         results,
         opts.fail_on,
@@ -648,7 +486,3 @@ def default_remedy_fn(pools: list[PoolSpec] | None = None) -> RemedyFn:
 
     fn: RemedyFn = partial(compute_remedies, pools=pools) if pools else compute_remedies
     return fn
-
-
-def exit_code(result: GateResult) -> ExitCode:
-    return ExitCode.UNSCHEDULABLE if result.failing else ExitCode.OK

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kdiagnose.report.gate_text import failure_text
+from kdiagnose.gate.formats.text import failure_text
 
 if TYPE_CHECKING:
-    from kdiagnose.gate import GateResult
+    from kdiagnose.gate.result import GateResult
 
 __all__ = ["escape_data", "escape_property", "render"]
 

@@ -12,10 +12,10 @@ import re
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
-from kdiagnose.report.gate_text import failure_text, location
+from kdiagnose.gate.formats.text import failure_text, location
 
 if TYPE_CHECKING:
-    from kdiagnose.gate import GateResult
+    from kdiagnose.gate.result import GateResult
 
 __all__ = ["SUITE_NAME", "render"]
 

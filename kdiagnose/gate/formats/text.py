@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from kdiagnose.report.details import describe_details
 
 if TYPE_CHECKING:
-    from kdiagnose.gate import GateResult, WorkloadResult
+    from kdiagnose.gate.result import GateResult, WorkloadResult
     from kdiagnose.results import PodReport
 
 __all__ = ["MARKS", "OUTCOME_WORDS", "failure_text", "location", "node_causes", "render"]

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from kdiagnose.errors import ConfigError
+from kdiagnose.gate.policy import FAIL_ON
 
 __all__ = ["CONFIG_NAME", "FAIL_ON", "GateConfig", "IgnoreRule", "discover_config", "load_gate_config"]
 
 CONFIG_NAME = ".kdiagnose.yaml"
-FAIL_ON = ("unschedulable", "preemption", "scale-up")
 
 # Both spellings: camelCase as in Kubernetes objects, kebab-case as the flags are written.
 _KEYS = {

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from kdiagnose.report.json import API_VERSION, pod_document, to_plain
 
 if TYPE_CHECKING:
-    from kdiagnose.gate import GateResult, WorkloadResult
+    from kdiagnose.gate.result import GateResult, WorkloadResult
 
 __all__ = ["KIND", "check_document", "render"]
 

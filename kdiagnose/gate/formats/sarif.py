@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from kdiagnose import __version__
-from kdiagnose.report.gate_text import failure_text
+from kdiagnose.gate.formats.text import failure_text
 
 if TYPE_CHECKING:
-    from kdiagnose.gate import GateResult, WorkloadResult
+    from kdiagnose.gate.result import GateResult, WorkloadResult
 
 __all__ = ["RULES", "SARIF_SCHEMA", "SARIF_VERSION", "artifact_uri", "render", "sarif_document"]
 

@@ -1,0 +1,1 @@
+"""The gate's output formats: one module per `kdiagnose check -o` choice (yaml reuses json's document)."""
