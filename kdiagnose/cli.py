@@ -1,4 +1,5 @@
-"""The `kdiagnose` command line (Typer): options -> load -> pipeline -> report -> exit code; no logic here.
+"""The `kdiagnose` command line (Typer): the app, shared error handling, dispatch; one module per command in
+kdiagnose/commands/ (diagnose, pod, pods, check), no logic here.
 
 Imports stay light at module level (`kdiagnose --help` must be instant): loaders, the scheduler, rich and the
 kubernetes client are imported inside the commands that need them.
@@ -15,7 +16,7 @@ from typing import Any, TypeVar
 import typer
 
 from kdiagnose import __version__
-from kdiagnose.errors import KdiagnoseError, UsageError
+from kdiagnose.errors import KdiagnoseError
 from kdiagnose.exitcodes import ExitCode
 
 __all__ = ["app", "main"]
@@ -94,110 +95,13 @@ def _root(
     ctx.obj = {"debug": debug}
 
 
-# ---------------------------------------------------------------------------------------------- diagnose
-
-OUTPUT_FORMATS = ("human", "json", "yaml")
-
-
-def exit_code_for(report: Any) -> ExitCode:
-    """0 when every diagnosed pod is schedulable, 1 when at least one is not."""
-    return ExitCode.UNSCHEDULABLE if any(not p.diagnosis.scheduled for p in report.pods) else ExitCode.OK
-
-
-def dialect_option(version: str) -> Any:
-    from kdiagnose.versions import VersionError, dialect_for
-
-    try:
-        return dialect_for(version)
-    except VersionError as e:
-        raise UsageError(str(e)) from None
-
-
-@app.command("diagnose")
-@guarded
-def diagnose_command(
-    files: list[str] = typer.Argument(
-        ..., metavar="FILE...", help="YAML/JSON files, directories, tarballs, - for stdin."
-    ),
-    pod: list[str] = typer.Option([], "--pod", "-p", metavar="NS/NAME", help="Only this pod (repeatable)."),
-    namespace: str | None = typer.Option(None, "--namespace", "-n", help="Only pods of this namespace."),
-    selector: str | None = typer.Option(
-        None, "--selector", "-l", help="Only pods matching this label selector."
-    ),
-    scheduler_name: str | None = typer.Option(
-        None,
-        "--scheduler-name",
-        help="Replay pods of this schedulerName (with the default profile if unconfigured).",
-    ),
-    output: str = typer.Option("human", "--output", "-o", metavar="human|json|yaml", help="Output format."),
-    no_color: bool = typer.Option(False, "--no-color", help="No color (also: NO_COLOR set)."),
-    k8s_version: str = typer.Option(
-        "v1.34.1", "--k8s-version", help="kube-scheduler release to replay (v1.31-v1.35)."
-    ),
-    scheduler_config: str | None = typer.Option(
-        None,
-        "--scheduler-config",
-        metavar="FILE",
-        help="KubeSchedulerConfiguration to replay instead of the default.",
-    ),
-    strict_config: bool = typer.Option(
-        False, "--strict-config", help="Reject configs with parts kdiagnose cannot replay."
-    ),
-    pools_file: str | None = typer.Option(
-        None,
-        "--pools",
-        metavar="FILE",
-        help="Node pools for scale-up remedies (YAML list of name, labels, taints, allocatable, min/max/current).",
-    ),
-    top: int = typer.Option(5, "--top", min=1, help="Show the scores of the top N feasible nodes."),
-    all_nodes: bool = typer.Option(False, "--all-nodes", help="Show every node, not groups and the top N."),
-    all_remedies: bool = typer.Option(False, "--all-remedies", help="Show every remedy, not the top 3."),
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
-) -> None:
-    """Diagnose the pending pods of a dump (files, directories, kubectl cluster-info dump, tarballs, -)."""
-    if output not in OUTPUT_FORMATS:
-        raise UsageError(f"invalid --output {output!r}: choose one of {', '.join(OUTPUT_FORMATS)}")
-    dialect = dialect_option(k8s_version)
-    from kdiagnose.load.dump import load_snapshot, require_known_kinds
-    from kdiagnose.pipeline import diagnose_snapshot
-
-    profiles = None
-    notes: list[str] = []
-    if scheduler_config:
-        from kdiagnose.schedconfig import load_scheduler_config
-
-        cfg = load_scheduler_config(scheduler_config, dialect, strict=strict_config)
-        profiles, notes = list(cfg.profiles), list(cfg.notes)
-    pools = None
-    if pools_file:
-        from kdiagnose.model.pools import load_pools
-
-        pools = load_pools(pools_file)
-    snapshot, loaded = load_snapshot(files, dialect)
-    require_known_kinds(snapshot, loaded, files)
-    report = diagnose_snapshot(
-        snapshot,
-        profiles,
-        pods=pod,
-        namespace=namespace,
-        selector=selector,
-        scheduler_name=scheduler_name,
-        source=", ".join(files),
-        profile_notes=notes,
-        pools=pools,
-    )
-    from kdiagnose.report.emit import emit
-
-    emit(report, output, no_color=no_color, top=top, all_nodes=all_nodes, all_remedies=all_remedies)
-    raise typer.Exit(int(exit_code_for(report)))
-
-
 # ---------------------------------------------------------------------------------------------- plug-ins
-# Other commands live in kdiagnose/commands/ and are registered only when their module imports, so the CLI
-# works before (and without) them. Each is wrapped by `guarded` for the shared error handling.
+# Every command lives in kdiagnose/commands/ (one module each), registered here in help order. Each is
+# wrapped by `guarded` for the shared error handling.
 
 _PLUGGED: list[tuple[str, str, str]] = [
     # (command name, module, function)
+    ("diagnose", "kdiagnose.commands.diagnose", "diagnose_command"),  # offline: dumps, files, stdin
     ("pod", "kdiagnose.commands.live", "pod_command"),  # live: one pod of the current kube context
     ("pods", "kdiagnose.commands.live", "pods_command"),  # live: every pending pod of the cluster
     ("check", "kdiagnose.commands.check", "check_command"),  # CI gate over manifests
@@ -208,18 +112,12 @@ def _register_plugged() -> None:
     import importlib
 
     for name, module, func in _PLUGGED:
-        try:
-            mod = importlib.import_module(module)
-        except ImportError:
-            continue
-        fn = getattr(mod, func, None)
-        if callable(fn):
-            app.command(name)(guarded(fn))
+        app.command(name)(guarded(getattr(importlib.import_module(module), func)))
 
 
 _register_plugged()
 
-_SUBCOMMANDS = {"diagnose"} | {name for name, _, _ in _PLUGGED}
+_SUBCOMMANDS = {name for name, _, _ in _PLUGGED}
 _ROOT_OPTIONS = {"--help", "-h", "--version"}
 
 

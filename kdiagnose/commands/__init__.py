@@ -1,1 +1,1 @@
-"""Subcommands that other modules plug into the CLI (live pod/pods, check)."""
+"""One module per command: diagnose (offline dumps), live (pod, pods), check (the CI gate); common options."""

@@ -156,7 +156,7 @@ def check_command(
     if "-" in snapshot_paths and "-" in files:
         raise UsageError("stdin (-) can feed either the manifests or the snapshot, not both")
 
-    from kdiagnose.cli import dialect_option
+    from kdiagnose.commands.common import dialect_option
     from kdiagnose.load.dump import load_snapshot
     from kdiagnose.model.pools import pool_of
 

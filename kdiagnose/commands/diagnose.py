@@ -1,0 +1,100 @@
+"""`kdiagnose diagnose FILE...` (also `kdiagnose FILE...`): the pending pods of a dump, offline.
+
+Options -> load -> pipeline.diagnose_snapshot -> report.emit -> exit code (0 all schedulable, 1 not).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from kdiagnose.commands.common import dialect_option
+from kdiagnose.errors import UsageError
+from kdiagnose.exitcodes import ExitCode
+
+__all__ = ["OUTPUT_FORMATS", "diagnose_command", "exit_code_for"]
+
+OUTPUT_FORMATS = ("human", "json", "yaml")
+
+
+def exit_code_for(report: Any) -> ExitCode:
+    """0 when every diagnosed pod is schedulable, 1 when at least one is not."""
+    return ExitCode.UNSCHEDULABLE if any(not p.diagnosis.scheduled for p in report.pods) else ExitCode.OK
+
+
+def diagnose_command(
+    files: list[str] = typer.Argument(
+        ..., metavar="FILE...", help="YAML/JSON files, directories, tarballs, - for stdin."
+    ),
+    pod: list[str] = typer.Option([], "--pod", "-p", metavar="NS/NAME", help="Only this pod (repeatable)."),
+    namespace: str | None = typer.Option(None, "--namespace", "-n", help="Only pods of this namespace."),
+    selector: str | None = typer.Option(
+        None, "--selector", "-l", help="Only pods matching this label selector."
+    ),
+    scheduler_name: str | None = typer.Option(
+        None,
+        "--scheduler-name",
+        help="Replay pods of this schedulerName (with the default profile if unconfigured).",
+    ),
+    output: str = typer.Option("human", "--output", "-o", metavar="human|json|yaml", help="Output format."),
+    no_color: bool = typer.Option(False, "--no-color", help="No color (also: NO_COLOR set)."),
+    k8s_version: str = typer.Option(
+        "v1.34.1", "--k8s-version", help="kube-scheduler release to replay (v1.31-v1.35)."
+    ),
+    scheduler_config: str | None = typer.Option(
+        None,
+        "--scheduler-config",
+        metavar="FILE",
+        help="KubeSchedulerConfiguration to replay instead of the default.",
+    ),
+    strict_config: bool = typer.Option(
+        False, "--strict-config", help="Reject configs with parts kdiagnose cannot replay."
+    ),
+    pools_file: str | None = typer.Option(
+        None,
+        "--pools",
+        metavar="FILE",
+        help="Node pools for scale-up remedies (YAML list of name, labels, taints, allocatable, min/max/current).",
+    ),
+    top: int = typer.Option(5, "--top", min=1, help="Show the scores of the top N feasible nodes."),
+    all_nodes: bool = typer.Option(False, "--all-nodes", help="Show every node, not groups and the top N."),
+    all_remedies: bool = typer.Option(False, "--all-remedies", help="Show every remedy, not the top 3."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+) -> None:
+    """Diagnose the pending pods of a dump (files, directories, kubectl cluster-info dump, tarballs, -)."""
+    if output not in OUTPUT_FORMATS:
+        raise UsageError(f"invalid --output {output!r}: choose one of {', '.join(OUTPUT_FORMATS)}")
+    dialect = dialect_option(k8s_version)
+    from kdiagnose.load.dump import load_snapshot, require_known_kinds
+    from kdiagnose.pipeline import diagnose_snapshot
+
+    profiles = None
+    notes: list[str] = []
+    if scheduler_config:
+        from kdiagnose.schedconfig import load_scheduler_config
+
+        cfg = load_scheduler_config(scheduler_config, dialect, strict=strict_config)
+        profiles, notes = list(cfg.profiles), list(cfg.notes)
+    pools = None
+    if pools_file:
+        from kdiagnose.model.pools import load_pools
+
+        pools = load_pools(pools_file)
+    snapshot, loaded = load_snapshot(files, dialect)
+    require_known_kinds(snapshot, loaded, files)
+    report = diagnose_snapshot(
+        snapshot,
+        profiles,
+        pods=pod,
+        namespace=namespace,
+        selector=selector,
+        scheduler_name=scheduler_name,
+        source=", ".join(files),
+        profile_notes=notes,
+        pools=pools,
+    )
+    from kdiagnose.report.emit import emit
+
+    emit(report, output, no_color=no_color, top=top, all_nodes=all_nodes, all_remedies=all_remedies)
+    raise typer.Exit(int(exit_code_for(report)))
