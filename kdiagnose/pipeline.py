@@ -209,7 +209,7 @@ def diagnose_snapshot(
         scheduler_name=scheduler_name,
     )
     scheduler = Scheduler(snapshot, all_profiles, nominated=nominated)
-    from kdiagnose.load.dump import recorded_for
+    from kdiagnose.recorded import recorded_for
     from kdiagnose.remedies.engine import compute_remedies
 
     notes = list(profile_notes)

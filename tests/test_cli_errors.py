@@ -18,7 +18,8 @@ from typer.testing import CliRunner
 from kdiagnose.cli import app, dispatch_args, main
 from kdiagnose.load.apireader import ApiStatusError, describe_status
 from kdiagnose.model.objects import Pod
-from kdiagnose.report.recorded import build_recorded, render_recorded
+from kdiagnose.recorded import build_recorded
+from kdiagnose.report.recorded import render_recorded
 from kdiagnose.scheduler.diagnosis import Diagnosis
 from tests.fake_apiserver import FakeAPIServer
 

@@ -23,8 +23,8 @@ from kdiagnose.load.files import load_paths
 from kdiagnose.load.snapshot import build_snapshot
 from kdiagnose.model.objects import Pod
 from kdiagnose.pipeline import diagnose_snapshot
+from kdiagnose.recorded import build_recorded, reason_counts, triage_pod
 from kdiagnose.report.json import report_document
-from kdiagnose.report.recorded import build_recorded, reason_counts, triage_pod
 from kdiagnose.scheduler.diagnosis import Diagnosis
 from kdiagnose.versions import dialect_for
 from tests.fake_apiserver import FakeAPIServer, field_selector_matches, label_selector_matches

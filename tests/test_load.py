@@ -14,9 +14,11 @@ from typer.testing import CliRunner
 
 from kdiagnose.cli import app
 from kdiagnose.errors import InputError
-from kdiagnose.load.dump import load_snapshot, recorded_for
-from kdiagnose.load.files import _decode_yaml, _decode_yaml_pyyaml, _doc_starts, load_paths
+from kdiagnose.load.dump import load_snapshot
+from kdiagnose.load.files import load_paths
+from kdiagnose.load.parse import _decode_yaml, _decode_yaml_pyyaml, _doc_starts
 from kdiagnose.load.snapshot import build_snapshot
+from kdiagnose.recorded import recorded_for
 from kdiagnose.versions import dialect_for
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,7 +1,7 @@
 """`kdiagnose pod NAME` and `kdiagnose pods`: explain Pending pods of the live cluster, read-only.
 
 Fetch (kdiagnose.load.cluster) -> triage -> replay the pods that are really waiting for the scheduler
-(kdiagnose.pipeline) -> compare with what the cluster recorded (kdiagnose.report.recorded) -> render.
+(kdiagnose.pipeline) -> compare with what the cluster recorded (kdiagnose.recorded) -> render.
 Top-level imports stay light (no kubernetes, no rich): the CLI imports this module at start-up.
 """
 
@@ -143,7 +143,7 @@ def build_live_report(
     from kdiagnose.load.snapshot import build_snapshot
     from kdiagnose.model.objects import ModelError, Pod
     from kdiagnose.pipeline import diagnose_snapshot
-    from kdiagnose.report.recorded import build_recorded, triage_pod
+    from kdiagnose.recorded import build_recorded, triage_pod
     from kdiagnose.results import PodReport, Report
     from kdiagnose.scheduler.diagnosis import Diagnosis
 

@@ -9,60 +9,31 @@ which silently hides most of the cluster's pods: the snapshot warns about that.
 from __future__ import annotations
 
 import gc
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from kdiagnose.errors import InputError
-from kdiagnose.load.files import LoadResult, load_paths
+from kdiagnose.load.files import CLUSTER_INFO_NAMESPACE_FILES, find_cluster_info_dumps, load_paths
+from kdiagnose.load.raw import LoadResult
 from kdiagnose.load.snapshot import build_snapshot
 
 if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
     from kdiagnose.model.snapshot import Snapshot
-    from kdiagnose.results import Recorded
     from kdiagnose.versions import Dialect
 
 __all__ = [
     "CLUSTER_INFO_NAMESPACE_FILES",
+    "failed_scheduling_events",
     "find_cluster_info_dumps",
     "input_warnings",
     "load_snapshot",
-    "recorded_for",
     "require_known_kinds",
 ]
 
 Obj = dict[str, Any]
 
-# Files `kubectl cluster-info dump` writes per namespace (k8s.io/kubectl/pkg/cmd/clusterinfo/clusterinfo_dump.go).
-CLUSTER_INFO_NAMESPACE_FILES = {
-    "events.json",
-    "replication-controllers.json",
-    "services.json",
-    "daemonsets.json",
-    "deployments.json",
-    "replicasets.json",
-    "pods.json",
-}
 # A dump taken with -A has at least default, kube-system, kube-public and kube-node-lease.
 _MIN_ALL_NAMESPACES = 3
-
-
-def find_cluster_info_dumps(relpaths: list[str]) -> dict[str, list[str]]:
-    """Roots (relative, '' = the tree itself) of cluster-info dump layouts -> their namespace folders."""
-    paths = [PurePosixPath(p) for p in relpaths]
-    roots = {p.parent for p in paths if p.name == "nodes.json"}
-    out: dict[str, list[str]] = {}
-    for root in sorted(roots):
-        namespaces = sorted(
-            {
-                p.parent.name
-                for p in paths
-                if p.name in CLUSTER_INFO_NAMESPACE_FILES and p.parent.parent == root and p.parent != root
-            }
-        )
-        if namespaces:
-            out["" if str(root) == "." else str(root)] = namespaces
-    return out
 
 
 def input_warnings(result: LoadResult) -> list[str]:
@@ -166,34 +137,10 @@ def _failed_scheduling_index(snap: Snapshot) -> dict[str, list[tuple[str, int, s
     return idx
 
 
-def recorded_for(snap: Snapshot, pod: Pod, replayed_message: str | None) -> Recorded | None:
-    """The latest FailedScheduling event and PodScheduled condition the input recorded for the pod."""
-    from kdiagnose.results import Recorded
-
-    events = [
-        e
-        for e in _failed_scheduling_index(snap).get(pod.key, [])
-        if not e[3] or not pod.uid or e[3] == pod.uid
+def failed_scheduling_events(snap: Snapshot, pod: Pod) -> list[tuple[str, int, str]]:
+    """The input's FailedScheduling events for the pod (this pod's uid when both have one): (time, count, message)."""
+    return [
+        (when, count, message)
+        for when, count, message, uid in _failed_scheduling_index(snap).get(pod.key, [])
+        if not uid or not pod.uid or uid == pod.uid
     ]
-    cond = next(
-        (c for c in pod.conditions if c.get("type") == "PodScheduled" and c.get("status") == "False"), None
-    )
-    if not events and cond is None:
-        return None
-    rec = Recorded()
-    if events:
-        _, count, message, _ = max(events, key=lambda e: e[0])
-        rec.message, rec.count = message, count
-    if cond is not None:
-        rec.condition_reason = str(cond.get("reason") or "")
-        rec.condition_message = str(cond.get("message") or "")
-    recorded = rec.message or rec.condition_message or None
-    if recorded and replayed_message is not None and rec.condition_reason != "SchedulingGated":
-        rec.agrees = recorded == replayed_message
-        rec.explanation = (
-            "the replay reproduces the recorded message exactly"
-            if rec.agrees
-            else "the recorded message differs from the replay: the cluster changed since it was recorded, "
-            "or the input lacks objects the scheduler saw"
-        )
-    return rec

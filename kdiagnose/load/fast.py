@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kdiagnose.load.files import LoadResult
+from kdiagnose.load.raw import LoadResult
 
 __all__ = ["FAST_MIN_BYTES", "load_large_file"]
 

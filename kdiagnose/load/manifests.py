@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from kdiagnose.load.files import RawObject
+from kdiagnose.load.raw import RawObject
 
 __all__ = [
     "IGNORE_ANNOTATION",

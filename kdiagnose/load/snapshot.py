@@ -8,8 +8,8 @@ from typing import Any
 
 from kdiagnose.errors import InputError
 from kdiagnose.load.admission import AdmissionContext, admit_pod, admit_pvc
-from kdiagnose.load.files import RawObject
 from kdiagnose.load.gcpause import paused_gc
+from kdiagnose.load.raw import KNOWN_KINDS, RawObject
 from kdiagnose.model.objects import ModelError, Node, Pod
 from kdiagnose.model.requests import finish_pod
 from kdiagnose.model.snapshot import Snapshot
@@ -19,38 +19,6 @@ from kdiagnose.versions import Dialect
 __all__ = ["KNOWN_KINDS", "build_snapshot", "partial_dump_warnings"]
 
 Obj = dict[str, Any]
-
-# Kinds the replay (or its reports) reads; everything else is skipped and counted.
-KNOWN_KINDS = {
-    "Node",
-    "Pod",
-    "Namespace",
-    "PersistentVolumeClaim",
-    "PersistentVolume",
-    "StorageClass",
-    "CSINode",
-    "CSIDriver",
-    "CSIStorageCapacity",
-    "VolumeAttachment",
-    "PriorityClass",
-    "PodDisruptionBudget",
-    "Event",
-    "ReplicaSet",
-    "Deployment",
-    "StatefulSet",
-    "DaemonSet",
-    "Job",
-    "CronJob",
-    "ReplicationController",
-    "Service",
-    "ResourceClaim",
-    "ResourceClaimTemplate",
-    "ResourceSlice",
-    "DeviceClass",
-    "LimitRange",
-    "RuntimeClass",
-    "ConfigMap",
-}
 
 
 def _kind_of(raw: RawObject) -> str:

@@ -23,8 +23,8 @@ from typing import Any, BinaryIO
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
-from kdiagnose.load.files import LoadResult, RawObject, record_list
 from kdiagnose.load.gcpause import without_gc
+from kdiagnose.load.raw import LoadResult, RawObject, record_list
 from kdiagnose.load.trim import POD_CONDITIONS, trim_object, volume_is_relevant
 
 __all__ = ["BLOCK_SIZE", "load_json_list"]

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from kdiagnose.errors import InputError
-from kdiagnose.load.files import LoadResult, RawObject, _decode_yaml, record_list
 from kdiagnose.load.gcpause import without_gc
+from kdiagnose.load.parse import _decode_yaml
+from kdiagnose.load.raw import LoadResult, RawObject, record_list
 from kdiagnose.load.trim import trim_object
 
 __all__ = ["BLOCK_SIZE", "load_yaml_list"]
