@@ -220,6 +220,7 @@ def diagnose_snapshot(
                 notes.append(note)
     report = Report(
         k8s_version=snapshot.dialect.name,
+        k8s_version_reason=snapshot.dialect.reason,
         source=source,
         num_nodes=snapshot.num_nodes,
         num_pods=len(snapshot.pods),

@@ -71,3 +71,5 @@ class Report:
     )  # non-default profile, strategies, not replayed parts
     node_pools: dict[str, str] = field(default_factory=dict)  # node -> pool name
     profiles: dict[str, str] = field(default_factory=dict)  # non-default profile -> one-line description
+    # Why this release: --k8s-version, the server's /version, the nodes' kubelets, or the default.
+    k8s_version_reason: str = ""

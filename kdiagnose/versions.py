@@ -1,15 +1,30 @@
-"""Kubernetes release dialects: what changed in kube-scheduler between v1.31 and v1.35 (semantics §1)."""
+"""Kubernetes release dialects: what changed in kube-scheduler between v1.31 and v1.37 (semantics §1), and
+which release a replay uses when none is given."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["DEFAULT_VERSION", "Dialect", "VersionError", "dialect_for"]
+__all__ = [
+    "DEFAULT_VERSION",
+    "NEWEST_PATCH",
+    "Dialect",
+    "VersionError",
+    "dialect_for",
+    "dialect_for_server",
+    "infer_from_kubelets",
+]
 
-DEFAULT_VERSION = "v1.34.1"
-_SUPPORTED_MINORS = (31, 32, 33, 34, 35)
-_CORPUS_PATCH = {31: 8, 32: 2, 33: 3, 34: 1, 35: 4}
+# The newest patch of each supported minor that kdiagnose was checked against (a bare `v1.34` means it).
+# v1.31-v1.33 and v1.35: the patches the golden corpora were recorded with; v1.34.4, v1.36.3, v1.37.2: the
+# newest the Go module proxy serves (k8s.io/kubernetes), read at those tags.
+NEWEST_PATCH = {31: 8, 32: 2, 33: 3, 34: 4, 35: 4, 36: 3, 37: 2}
+_OLDEST_MINOR = min(NEWEST_PATCH)
+_NEWEST_MINOR = max(NEWEST_PATCH)
+DEFAULT_VERSION = f"v1.{_NEWEST_MINOR}.{NEWEST_PATCH[_NEWEST_MINOR]}"
 
 
 class VersionError(ValueError):
@@ -21,6 +36,8 @@ class Dialect:
     """Behaviour switches of one kube-scheduler release; every version difference is a field here."""
 
     version: tuple[int, int, int]
+    # How this release was chosen (flag, server, the nodes' kubelets, default): for the report, never a switch.
+    reason: str = field(default="", compare=False)
 
     @property
     def name(self) -> str:
@@ -111,24 +128,104 @@ class Dialect:
 
 
 _VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
+_SUPPORTED = f"v1.{_OLDEST_MINOR}-v1.{_NEWEST_MINOR}"
 
 
-def dialect_for(version: str | None) -> Dialect:
-    """Parse `v1.34`, `1.35.4`, `v1.33.3-eks-1234` into a Dialect; a bare minor means the patch the golden
-    corpus was recorded with (v1.31.8, v1.32.2, v1.33.3, v1.34.1, v1.35.4)."""
-    text = (version or DEFAULT_VERSION).strip()
+def _parse(text: str) -> tuple[int, int, int | None]:
     m = _VERSION_RE.match(text)
     if not m:
-        raise VersionError(f"invalid Kubernetes version {text!r} (expected e.g. v1.34.1)")
-    major, minor = int(m.group(1)), int(m.group(2))
-    if major != 1 or minor not in _SUPPORTED_MINORS:
+        raise VersionError(f"invalid Kubernetes version {text!r} (expected e.g. {DEFAULT_VERSION})")
+    return int(m.group(1)), int(m.group(2)), None if m.group(3) is None else int(m.group(3))
+
+
+def _release(minor: int, patch: int | None, reason: str) -> Dialect:
+    # A bare minor is the newest patch kdiagnose knows; a later patch than that is taken as given (its
+    # patch-gated behaviour is that of the newest known one, as every patch property compares `>=`).
+    return Dialect((1, minor, NEWEST_PATCH[minor] if patch is None else patch), reason)
+
+
+def dialect_for(version: str | None, reason: str = "") -> Dialect:
+    """Parse `v1.34`, `1.35.4`, `v1.33.3-eks-1234` into a Dialect; a bare minor means the newest patch in
+    NEWEST_PATCH; None means the newest supported release. A release outside v1.31-v1.37 is refused."""
+    if version is None:
+        return _release(_NEWEST_MINOR, None, reason or "the newest release kdiagnose knows")
+    text = version.strip()
+    major, minor, patch = _parse(text)
+    if major != 1 or minor > _NEWEST_MINOR:
         raise VersionError(
-            f"unsupported Kubernetes version {text!r}: kdiagnose knows v1.{_SUPPORTED_MINORS[0]}-v1.{_SUPPORTED_MINORS[-1]}"
+            f"unsupported Kubernetes version {text!r}: kdiagnose knows {_SUPPORTED} (newest {DEFAULT_VERSION})"
         )
-    if m.group(3) is not None:
-        patch = int(m.group(3))
-    else:
-        # Only v1.34 has patch-gated behaviour (the taint wording changed in v1.34.2); v1.34 alone means the
-        # corpus' v1.34.1 so wording matches out of the box, and every minor names a real release.
-        patch = _CORPUS_PATCH[minor]
-    return Dialect((major, minor, patch))
+    if minor < _OLDEST_MINOR:
+        raise VersionError(
+            f"Kubernetes {text} is older than v1.{_OLDEST_MINOR}, the oldest release kdiagnose replays "
+            f"(it knows {_SUPPORTED})"
+        )
+    return _release(minor, patch, reason or f"--k8s-version {text}")
+
+
+def dialect_for_server(git_version: str) -> tuple[Dialect, list[str]]:
+    """The release a live server runs (its /version gitVersion), exactly; a newer minor than kdiagnose knows
+    replays as the newest with a warning, one older than v1.31 is refused (VersionError)."""
+    text = (git_version or "").strip()
+    try:
+        major, minor, patch = _parse(text)
+    except VersionError:
+        d = dialect_for(None, "server version unknown: the newest release kdiagnose knows")
+        return d, [f"server version {text!r} not understood: replaying as {d.name} (use --k8s-version)"]
+    if major == 1 and _OLDEST_MINOR <= minor <= _NEWEST_MINOR:
+        return _release(minor, patch, f"the server's version {text}"), []
+    if (major, minor) > (1, _NEWEST_MINOR):
+        d = dialect_for(None, f"the server runs {text}, newer than kdiagnose knows")
+        return d, [
+            f"server {text} is newer than {d.name}, the newest release kdiagnose knows: replaying as {d.name} "
+            "(messages and scores of newer plugins may differ)"
+        ]
+    raise VersionError(
+        f"the server runs Kubernetes {text}, older than v1.{_OLDEST_MINOR}, the oldest release kdiagnose "
+        f"replays; pass --k8s-version to replay it as a release of {_SUPPORTED}"
+    )
+
+
+def kubelet_version(obj: Any) -> str:
+    """status.nodeInfo.kubeletVersion of a raw Node, or ''."""
+    status = obj.get("status") if isinstance(obj, dict) else None
+    info = status.get("nodeInfo") if isinstance(status, dict) else None
+    value = info.get("kubeletVersion") if isinstance(info, dict) else None
+    return value.strip() if isinstance(value, str) else ""
+
+
+def infer_from_kubelets(nodes: Iterable[tuple[str, str]]) -> tuple[Dialect, list[str]]:
+    """The release to replay a dump with, from its nodes' (name, kubeletVersion).
+
+    The version skew policy keeps kubelets at or below the control plane's minor, so the highest kubelet
+    minor bounds the control plane from below: that minor's newest known patch is the closest release the
+    dump proves possible. Without a readable kubelet version: the newest supported release."""
+    best: tuple[int, int, str, str] | None = None
+    for name, version in nodes:
+        try:
+            major, minor, patch = _parse(version)
+        except VersionError:
+            continue
+        if major != 1:
+            continue
+        key = (minor, patch or 0, name, version)
+        # The highest minor (then patch); among equals the lowest node name, so the note is order-independent.
+        if best is None or key[:2] > best[:2] or (key[:2] == best[:2] and name < best[2]):
+            best = key
+    if best is None:
+        return dialect_for(None, "the newest release kdiagnose knows (no node reports a kubelet version)"), []
+    minor, _, name, version = best
+    why = f"node {name} runs kubelet {version}, and the control plane is never older than its kubelets"
+    if minor > _NEWEST_MINOR:
+        d = dialect_for(None, f"the newest release kdiagnose knows ({why})")
+        return d, [
+            f"node {name} runs kubelet {version}, newer than {d.name}, the newest release kdiagnose knows: "
+            f"replaying as {d.name} (use --k8s-version)"
+        ]
+    if minor < _OLDEST_MINOR:
+        d = _release(_OLDEST_MINOR, None, f"the oldest release kdiagnose knows ({why})")
+        return d, [
+            f"node {name} runs kubelet {version}, older than v1.{_OLDEST_MINOR}: replaying as {d.name}, the "
+            "oldest release kdiagnose knows; the control plane may be older (use --k8s-version)"
+        ]
+    return _release(minor, None, f"inferred from the nodes: {why}"), []

@@ -93,9 +93,55 @@ def test_exit_codes(args: list[str], want: int) -> None:
 
 
 def test_errors_are_one_line_on_stderr() -> None:
-    code, _, err = run(["diagnose", DEMO, "--k8s-version", "v1.20"])
+    code, _, err = run(["diagnose", DEMO, "--k8s-version", "v1.40"])
     assert code == 2
     assert err.strip().count("\n") == 0 and err.startswith("kdiagnose: error: unsupported Kubernetes version")
+
+
+def test_a_release_older_than_v131_is_refused() -> None:
+    code, _, err = run(["diagnose", DEMO, "--k8s-version", "v1.30.14"])
+    assert code == 2
+    assert err.strip() == (
+        "kdiagnose: error: Kubernetes v1.30.14 is older than v1.31, the oldest release kdiagnose replays "
+        "(it knows v1.31-v1.37)"
+    )
+
+
+def _with_kubelets(tmp_path: Path, versions: dict[str, str]) -> str:
+    docs = list(yaml.safe_load_all(Path(DEMO).read_text()))
+    for d in docs:
+        if d and d.get("kind") == "Node" and d["metadata"]["name"] in versions:
+            d.setdefault("status", {})["nodeInfo"] = {"kubeletVersion": versions[d["metadata"]["name"]]}
+    out = tmp_path / "dump.yaml"
+    out.write_text(yaml.safe_dump_all(docs))
+    return str(out)
+
+
+def test_offline_release_is_inferred_from_the_newest_kubelet(tmp_path: Path) -> None:
+    # node-b's kubelet is the newest minor: the control plane is at least v1.35, so v1.35's newest patch.
+    path = _with_kubelets(tmp_path, {"node-a": "v1.33.5", "node-b": "v1.35.1-eks-4f2", "node-c": "v1.34.9"})
+    code, out, _ = run(["diagnose", path, "-o", "json"])
+    doc = json.loads(out)
+    assert code == 1 and doc["kubernetesVersion"] == "v1.35.4"
+    assert doc["kubernetesVersionReason"] == (
+        "inferred from the nodes: node node-b runs kubelet v1.35.1-eks-4f2, and the control plane is never "
+        "older than its kubelets"
+    )
+    _, human, _ = run(["diagnose", path, "--no-color"])
+    flat = " ".join(human.split())
+    assert "replayed as v1.35.4: inferred from the nodes: node node-b runs kubelet v1.35.1-eks-4f2" in flat
+    # --k8s-version always wins, and the human report then says nothing more about it.
+    code, out, _ = run(["diagnose", path, "-o", "json", "--k8s-version", "v1.33"])
+    doc = json.loads(out)
+    assert doc["kubernetesVersion"] == "v1.33.3" and doc["kubernetesVersionReason"] == "--k8s-version v1.33"
+
+
+def test_offline_kubelet_newer_than_known_replays_the_newest_with_a_warning(tmp_path: Path) -> None:
+    path = _with_kubelets(tmp_path, {"node-a": "v1.38.0"})
+    _, out, _ = run(["diagnose", path, "-o", "json"])
+    doc = json.loads(out)
+    assert doc["kubernetesVersion"] == "v1.37.2"
+    assert any("v1.38.0" in w and "v1.37.2" in w for w in doc["warnings"])
 
 
 def test_unexpected_exceptions_are_an_internal_error_line_and_exit_3(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -167,7 +213,12 @@ def test_json_document() -> None:
     assert code == 1
     doc = json.loads(out)
     assert doc["apiVersion"] == "kdiagnose/v1"
-    assert doc["kubernetesVersion"] == "v1.34.1"
+    # The demo's nodes report no kubelet version: the newest release kdiagnose knows, and why.
+    assert doc["kubernetesVersion"] == "v1.37.2"
+    assert (
+        doc["kubernetesVersionReason"]
+        == "the newest release kdiagnose knows (no node reports a kubelet version)"
+    )
     assert doc["summary"]["diagnosed"] == 2 and doc["summary"]["unschedulable"] == 1
     pods = {p["pod"]: p for p in doc["pods"]}
     bad = pods["default/hello-web-new"]

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from kdiagnose.cli import app, dispatch_args
 from kdiagnose.commands.live import parse_timeout
-from kdiagnose.errors import ClusterError
+from kdiagnose.errors import ClusterError, UsageError
 from kdiagnose.load.cluster import choose_dialect, kubeconfig_paths, resolve_target
 from kdiagnose.load.files import load_paths
 from kdiagnose.load.snapshot import build_snapshot
@@ -684,7 +684,9 @@ def test_save_snapshot_round_trip_and_stripping(tmp_path: Path) -> None:
     for secret in ("hunter2", "PASSWORD", "--token=abc", "s3cr3t", "manager: kubectl", "last-applied"):
         assert secret not in text
     assert "hunter2" in (tmp_path / "full.yaml").read_text()
-    offline = run(str(tmp_path / "snap.yaml"), "-o", "json")
+    # As the snapshot's header says: the fake server's nodes carry no kubelet version to infer it from.
+    assert "--k8s-version v1.34.1" in text
+    offline = run(str(tmp_path / "snap.yaml"), "-o", "json", "--k8s-version", "v1.34.1")
     assert offline.exit_code == 1, offline.stderr
     live_doc, off_doc = json.loads(live.stdout), json.loads(offline.stdout)
     assert pod_doc(off_doc, "default/hello-web-new")["message"] == SEED_MESSAGE
@@ -701,12 +703,13 @@ def test_save_snapshot_round_trip_and_stripping(tmp_path: Path) -> None:
         pytest.param(
             "v1.33.3-eks-1234", None, "v1.33.3", False, id="the server's version selects the dialect"
         ),
+        pytest.param("v1.37.1", None, "v1.37.1", False, id="the exact patch, even one kdiagnose never saw"),
+        pytest.param("v1.36.3+k3s1", None, "v1.36.3", False, id="a distribution suffix is dropped"),
         pytest.param(
-            "v1.38.0", None, "v1.35.4", True, id="a newer minor uses the newest known, with a warning"
+            "v1.38.0", None, "v1.37.2", True, id="a newer minor uses the newest known, with a warning"
         ),
-        pytest.param(
-            "v1.29.4", None, "v1.31.8", True, id="an older minor uses the oldest known, with a warning"
-        ),
+        pytest.param("not-a-version", None, "v1.37.2", True, id="an unreadable version uses the newest"),
+        pytest.param("v1.29.4", "v1.31", "v1.31.8", False, id="--k8s-version replays an old server"),
         pytest.param("v1.33.3", "v1.35.4", "v1.35.4", False, id="--k8s-version overrides the server"),
     ],
 )
@@ -714,13 +717,32 @@ def test_choose_dialect(server: str, override: str | None, want: str, warned: bo
     d, warnings = choose_dialect(server, override)
     assert d.name == want
     assert bool(warnings) is warned
+    if warned:
+        assert server in warnings[0] and want in warnings[0]
+    if override:
+        assert d.reason == f"--k8s-version {override}"
+    else:
+        assert server in d.reason or "unknown" in d.reason
+
+
+def test_server_older_than_v131_is_refused() -> None:
+    with pytest.raises(UsageError, match=r"v1\.29\.4, older than v1\.31.*--k8s-version"):
+        choose_dialect("v1.29.4", None)
 
 
 def test_unknown_server_version_warns_in_report(tmp_path: Path) -> None:
     with FakeAPIServer(_objects(SEED), git_version="v1.40.1") as srv:
         _, doc = live_json(srv, tmp_path, "pod", "hello-web-new", "-n", "default")
-    assert doc["kubernetesVersion"] == "v1.35.4"
-    assert any("v1.40.1" in w for w in doc["warnings"])
+    assert doc["kubernetesVersion"] == "v1.37.2"
+    assert any("v1.40.1" in w and "v1.37.2" in w for w in doc["warnings"])
+    assert "v1.40.1" in doc["kubernetesVersionReason"]
+
+
+def test_live_replays_the_servers_exact_version(tmp_path: Path) -> None:
+    with FakeAPIServer(_objects(SEED), git_version="v1.36.1") as srv:
+        _, doc = live_json(srv, tmp_path, "pod", "hello-web-new", "-n", "default")
+    assert doc["kubernetesVersion"] == "v1.36.1"
+    assert doc["kubernetesVersionReason"] == "the server's version v1.36.1"
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,6 @@ from kdiagnose.errors import UsageError
 __all__ = ["OUTPUTS", "check_command"]
 
 OUTPUTS = ("human", "json", "yaml", "junit", "sarif", "github")
-DEFAULT_K8S_VERSION = "v1.34.1"
 
 
 def _render(result: object, output: str, pools: dict[str, str]) -> str:
@@ -85,7 +84,9 @@ def check_command(
         "default", "-n", "--namespace", help="Namespace of manifests that set none (as kubectl apply -n)."
     ),
     k8s_version: str | None = typer.Option(
-        None, "--k8s-version", help=f"kube-scheduler release to replay (default {DEFAULT_K8S_VERSION})."
+        None,
+        "--k8s-version",
+        help="kube-scheduler release to replay (default: inferred from the snapshot's kubelets, else the newest known).",
     ),
     output: str = typer.Option("human", "--output", "-o", metavar="|".join(OUTPUTS), help="Output format."),
     output_file: str | None = typer.Option(
@@ -170,15 +171,8 @@ def check_command(
             timeout=parse_timeout(request_timeout),
             k8s_version=k8s_version or cfg.k8s_version,
         )
-    dialect = (
-        live[1] if live is not None else dialect_option(k8s_version or cfg.k8s_version or DEFAULT_K8S_VERSION)
-    )
-    profiles = None
-    sched_path = scheduler_config or cfg.scheduler_config
-    if sched_path:
-        from kdiagnose.schedconfig import load_scheduler_config
-
-        profiles = list(load_scheduler_config(sched_path, dialect, strict=strict_config).profiles)
+    version = k8s_version or cfg.k8s_version
+    explicit = dialect_option(version) if version and live is None else None
     workloads, other = load_workloads(files, default_namespace=namespace)
     if live is not None:
         from kdiagnose.load.files import RawObject
@@ -187,13 +181,21 @@ def check_command(
         fetched = live[0]
         snap = build_snapshot(
             (RawObject(o, f"context {context}") for o in fetched.objects),
-            dialect,
+            live[1],
             list_kinds=fetched.listed_kinds,
         )
         snap.warnings[:0] = list(fetched.warnings)
         snapshot_paths = [f"context {context}"]
     else:
-        snap, _ = load_snapshot(snapshot_paths, dialect)
+        # Without --k8s-version the release is inferred from the snapshot's kubelets (versions.py).
+        snap, _ = load_snapshot(snapshot_paths, explicit)
+    dialect = snap.dialect
+    profiles = None
+    sched_path = scheduler_config or cfg.scheduler_config
+    if sched_path:
+        from kdiagnose.schedconfig import load_scheduler_config
+
+        profiles = list(load_scheduler_config(sched_path, dialect, strict=strict_config).profiles)
     result = run_gate(
         snap,
         workloads,

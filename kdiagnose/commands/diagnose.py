@@ -39,8 +39,10 @@ def diagnose_command(
     ),
     output: str = typer.Option("human", "--output", "-o", metavar="human|json|yaml", help="Output format."),
     no_color: bool = typer.Option(False, "--no-color", help="No color (also: NO_COLOR set)."),
-    k8s_version: str = typer.Option(
-        "v1.34.1", "--k8s-version", help="kube-scheduler release to replay (v1.31-v1.35)."
+    k8s_version: str | None = typer.Option(
+        None,
+        "--k8s-version",
+        help="kube-scheduler release to replay (v1.31-v1.37; default: inferred from the nodes' kubelets).",
     ),
     scheduler_config: str | None = typer.Option(
         None,
@@ -65,10 +67,19 @@ def diagnose_command(
     """Diagnose the pending pods of a dump (files, directories, kubectl cluster-info dump, tarballs, -)."""
     if output not in OUTPUT_FORMATS:
         raise UsageError(f"invalid --output {output!r}: choose one of {', '.join(OUTPUT_FORMATS)}")
-    dialect = dialect_option(k8s_version)
+    explicit = dialect_option(k8s_version) if k8s_version is not None else None
     from kdiagnose.load.dump import load_snapshot, require_known_kinds
     from kdiagnose.pipeline import diagnose_snapshot
 
+    pools = None
+    if pools_file:
+        from kdiagnose.model.pools import load_pools
+
+        pools = load_pools(pools_file)
+    # Without --k8s-version the release is known only once the dump is read (from its kubelets).
+    snapshot, loaded = load_snapshot(files, explicit)
+    require_known_kinds(snapshot, loaded, files)
+    dialect = snapshot.dialect
     profiles = None
     notes: list[str] = []
     if scheduler_config:
@@ -76,13 +87,6 @@ def diagnose_command(
 
         cfg = load_scheduler_config(scheduler_config, dialect, strict=strict_config)
         profiles, notes = list(cfg.profiles), list(cfg.notes)
-    pools = None
-    if pools_file:
-        from kdiagnose.model.pools import load_pools
-
-        pools = load_pools(pools_file)
-    snapshot, loaded = load_snapshot(files, dialect)
-    require_known_kinds(snapshot, loaded, files)
     report = diagnose_snapshot(
         snapshot,
         profiles,

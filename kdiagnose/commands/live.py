@@ -179,7 +179,13 @@ def build_live_report(
         # Live lists are cluster-wide: the dump heuristics about missing namespaces do not apply.
         report.warnings = [w for w in report.warnings if "without -A" not in w]
     else:
-        report = Report(k8s_version=dialect.name, source=source, num_nodes=len(nodes), num_pods=len(pods))
+        report = Report(
+            k8s_version=dialect.name,
+            k8s_version_reason=dialect.reason,
+            source=source,
+            num_nodes=len(nodes),
+            num_pods=len(pods),
+        )
     report.warnings = list(fetched.warnings) + report.warnings
     report.missing_kinds = sorted(fetched.missing)
     by_key = {pr.diagnosis.pod.key: pr for pr in report.pods}

@@ -10,7 +10,6 @@ this module re-exports their public names, so `from kdiagnose.load.cluster impor
 from __future__ import annotations
 
 import gc
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -38,7 +37,7 @@ from kdiagnose.load.kinds import (
 )
 from kdiagnose.load.kubeconfig import ClusterTarget, kubeconfig_paths, resolve_target
 from kdiagnose.load.trim import trim_node, trim_pod
-from kdiagnose.versions import Dialect, VersionError, dialect_for
+from kdiagnose.versions import Dialect, VersionError, dialect_for, dialect_for_server
 
 __all__ = [
     "KINDS",
@@ -75,29 +74,16 @@ _WORKERS = 8
 
 
 def choose_dialect(server_version: str, override: str | None) -> tuple[Dialect, list[str]]:
-    """The dialect of --k8s-version, else of the server's /version; an unknown minor uses the nearest known."""
+    """The dialect of --k8s-version, else of the server's /version exactly (versions.dialect_for_server)."""
     if override:
         try:
             return dialect_for(override), []
         except VersionError as e:
             raise UsageError(f"--k8s-version: {e}") from None
     try:
-        return dialect_for(server_version), []
-    except VersionError:
-        pass
-    m = re.match(r"^v?1\.(\d+)", server_version or "")
-    if not m:
-        d = dialect_for(None)
-        return d, [
-            f"server version {server_version!r} not understood: replaying as {d.name} (use --k8s-version)"
-        ]
-    minor = int(m.group(1))
-    known = [31, 32, 33, 34, 35]
-    nearest = min(known, key=lambda k: (abs(k - minor), -k))
-    d = dialect_for(f"v1.{nearest}")
-    return d, [
-        f"server {server_version} is not a version kdiagnose knows: replaying as {d.name} (use --k8s-version)"
-    ]
+        return dialect_for_server(server_version)
+    except VersionError as e:
+        raise UsageError(str(e)) from None
 
 
 # --- fetching ---

@@ -9,12 +9,14 @@ which silently hides most of the cluster's pods: the snapshot warns about that.
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from kdiagnose.errors import InputError
 from kdiagnose.load.files import CLUSTER_INFO_NAMESPACE_FILES, find_cluster_info_dumps, load_paths
 from kdiagnose.load.raw import LoadResult
 from kdiagnose.load.snapshot import build_snapshot
+from kdiagnose.versions import infer_from_kubelets, kubelet_version
 
 if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
@@ -54,22 +56,33 @@ def input_warnings(result: LoadResult) -> list[str]:
     return out
 
 
+def _kubelets(result: LoadResult) -> Iterator[tuple[str, str]]:
+    for o in result.objects:
+        if o.obj.get("kind") == "Node":
+            meta = o.obj.get("metadata")
+            yield str(meta.get("name") or "") if isinstance(meta, dict) else "", kubelet_version(o.obj)
+
+
 def load_snapshot(
-    paths: list[str], dialect: Dialect, *, stdin: BinaryIO | None = None, keep_raw: bool = False
+    paths: list[str], dialect: Dialect | None, *, stdin: BinaryIO | None = None, keep_raw: bool = False
 ) -> tuple[Snapshot, LoadResult]:
-    """Read every path and build the Snapshot, with the layout warnings added."""
+    """Read every path and build the Snapshot, with the layout warnings added. Without a dialect (no
+    --k8s-version), the release is inferred from the nodes' kubelet versions (versions.infer_from_kubelets)."""
     # Millions of long-lived dicts: the cyclic GC would rescan them over and over while they are created
     # (half the load time of a 150,000-pod dump). Collect nothing meanwhile, then freeze them out of its way.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         result = load_paths(paths, stdin)
+        version_warnings: list[str] = []
+        if dialect is None:
+            dialect, version_warnings = infer_from_kubelets(_kubelets(result))
         snap = build_snapshot(result.objects, dialect, list_kinds=result.list_kinds, keep_raw=keep_raw)
     finally:
         if was_enabled:
             gc.freeze()
             gc.enable()
-    for w in input_warnings(result):
+    for w in version_warnings + input_warnings(result):
         if w not in snap.warnings:
             snap.warnings.append(w)
     return snap, result

@@ -228,6 +228,8 @@ def render(report: Report, out: TextIO | None = None, opts: RenderOptions | None
     if report.source:
         summary += f" from {report.source}"
     o.para(summary, 0, 2, style="dim")
+    if report.k8s_version_reason and not report.k8s_version_reason.startswith("--k8s-version"):
+        o.para(f"replayed as {report.k8s_version}: {report.k8s_version_reason}", 0, 2, style="dim")
     if not report.pods:
         o.line("No pending pods to diagnose.")
     pods = sorted(report.pods, key=lambda p: (STATUS_RANK[pod_status(p)], p.diagnosis.pod.key))

@@ -119,6 +119,7 @@ def report_document(report: Report) -> dict[str, Any]:
         "apiVersion": API_VERSION,
         "kind": "Diagnosis",
         "kubernetesVersion": report.k8s_version,
+        "kubernetesVersionReason": report.k8s_version_reason,
         "source": report.source,
         "summary": {
             "nodes": report.num_nodes,
