@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from kdiagnose.scheduler.diagnosis import Preemption
 from kdiagnose.scheduler.fit_error import fit_error_message
 from kdiagnose.scheduler.framework import SUCCESS, Code, CycleState, Status
+from kdiagnose.scheduler.gosort import sort_slice
 
 if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
@@ -84,20 +85,12 @@ def more_important_pod(a: Pod, b: Pod) -> bool:
 
 
 def sort_by_importance(pods: Sequence[Pod]) -> list[Pod]:
-    """sort.Slice(pods, MoreImportantPod), most important first.
-
-    Go's pdqsort uses insertion sort up to 12 elements; that is reproduced exactly (it matters for the
-    quirky comparator of pods without startTime). Longer lists use a stable sort on the same key.
-    """
+    """sort.Slice(pods, MoreImportantPod), most important first: Go's unstable pdqsort, mirrored exactly
+    (scheduler/gosort.py), so equal pods keep the order the real scheduler gives them and the same ones
+    are reprieved."""
     out = list(pods)
-    if len(out) <= 12:
-        for i in range(1, len(out)):
-            j = i
-            while j > 0 and more_important_pod(out[j], out[j - 1]):
-                out[j], out[j - 1] = out[j - 1], out[j]
-                j -= 1
-        return out
-    return sorted(out, key=lambda p: (-p.priority, start_time_key(p)))
+    sort_slice(out, more_important_pod)
+    return out
 
 
 # ---------------------------------------------------------------- PodDisruptionBudgets
