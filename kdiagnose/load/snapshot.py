@@ -9,6 +9,7 @@ from typing import Any
 from kdiagnose.errors import InputError
 from kdiagnose.load.admission import AdmissionContext, admit_pod, admit_pvc
 from kdiagnose.load.gcpause import paused_gc
+from kdiagnose.load.order import CLUSTER_SCOPED_KINDS, canonical_order
 from kdiagnose.load.raw import KNOWN_KINDS, RawObject
 from kdiagnose.model.objects import ModelError, Node, Pod
 from kdiagnose.model.requests import finish_pod
@@ -44,6 +45,10 @@ def build_snapshot(
             by_kind.setdefault(kind, []).append(raw)
         else:
             skipped[kind or "<no kind>"] += 1
+    # Informer order, whatever order the input has (README "Determinism"): every decision and report is
+    # then the same for any permutation of the input documents.
+    for kind, raws in by_kind.items():
+        by_kind[kind] = canonical_order(raws, namespaced=kind not in CLUSTER_SCOPED_KINDS)
     # What the API server would have rejected (wrong types, invalid operators, negative quantities) is an
     # input error naming the field, not a silently different verdict (model/validation.py).
     for raws in by_kind.values():
@@ -82,7 +87,7 @@ def build_snapshot(
         except ModelError as e:
             raise InputError(f"{raw.where}: {e}") from None
         if node.name in seen_nodes:
-            continue  # the same node in two files of one dump: keep the first
+            continue  # the same node twice (two files of one dump): canonical_order put the newest first
         seen_nodes.add(node.name)
         nodes.append(node)
 
