@@ -57,11 +57,14 @@ def pod_document(pr: PodReport, pools: dict[str, str]) -> dict[str, Any]:
             "weightedScores": {p: s.weighted for p, s in b.plugins.items()} if b is not None else {},
             "totalScore": b.total if b is not None else None,
         }
+    # v1.32+: nodes outside a PreFilterResult are UnschedulableAndUnresolvable with no plugin (the absent
+    # status of findNodesThatFitPod); v1.31, and nodes skipped because the nominated node fit: NotEvaluated.
+    counted = d.absent if d.absent_counted else None
     for name in d.not_evaluated:
         nodes[name] = {
-            "verdict": NOT_EVALUATED,
+            "verdict": counted.code.label if counted is not None else NOT_EVALUATED,
             "plugin": None,
-            "reasons": list(d.absent.reasons) if d.absent is not None else [],
+            "reasons": list(counted.reasons) if counted is not None else [],
             "details": [],
             "pool": pools.get(name),
             "scores": {},

@@ -106,6 +106,9 @@ class Diagnosis:
     verdicts: dict[str, Status] = field(default_factory=dict)
     not_evaluated: list[str] = field(default_factory=list)
     absent: Status | None = None
+    # v1.32+ (findNodesThatFitPod): the nodes a PreFilterResult left out carry `absent` as their status
+    # (UnschedulableAndUnresolvable, no plugin); v1.31 gave them none, they were not evaluated.
+    absent_counted: bool = False
     feasible: list[str] = field(default_factory=list)
     scores: Mapping[str, ScoreBreakdown] = field(default_factory=dict)
     scored_by_scheduler: bool = False

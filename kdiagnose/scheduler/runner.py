@@ -310,6 +310,7 @@ class Framework:
             d.not_evaluated = [ni.name for ni in nodes if ni.name not in pre_result.node_names]
             plugins = " ".join(sorted(with_nodes))
             d.absent = Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{plugins}]")
+            d.absent_counted = self.dialect.absent_nodes_counted
         d.verdicts = self._filter_nodes(state, pod, candidates)
         feasible = [ni for ni in candidates if d.verdicts[ni.name].code is Code.SUCCESS]
         for st in d.verdicts.values():
