@@ -13,14 +13,25 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kdiagnose.scheduler.diagnosis import Diagnosis
 
-__all__ = ["PodReport", "Recorded", "Remedy", "Report"]
+__all__ = ["AUTOMATIC", "RISKY", "SAFE", "SAFETY_ORDER", "PodReport", "Recorded", "Remedy", "Report"]
+
+
+# Safety classes, in rank order (README "How remedies are ranked"). A change that is never a remedy (it
+# would break the workload: another arch/OS, dedicated hardware, the control plane, a node's bad state)
+# is not a Remedy at all: it goes to the pod's remedy notes ("Ruled out") with the reason.
+AUTOMATIC = "automatic"  # kube-scheduler does it by itself (preemption): nothing to apply
+SAFE = "safe"  # the workload keeps every requirement: more capacity, uncordon, a small right-size, ...
+RISKY = "risky"  # the workload runs somewhere or somehow it was not meant to: `risk` says how
+SAFETY_ORDER = {AUTOMATIC: 0, SAFE: 1, RISKY: 2}
 
 
 @dataclass(slots=True)
 class Remedy:
     """A change that a what-if replay proved would make the pod schedulable."""
 
-    kind: str  # scale-pool | toleration | relax-affinity | right-size | preemption | free-port | volume | ...
+    kind: (
+        str  # scale-pool | toleration | relax-affinity | right-size | uncordon | preemption | free-port | ...
+    )
     summary: str
     plugin: str = ""
     reason: str = ""
@@ -28,9 +39,16 @@ class Remedy:
     target: str = ""  # e.g. "Deployment default/web"
     unblocks: list[str] = field(default_factory=list)  # node names (simulated nodes are named as such)
     risk: str = ""
-    verify: str = ""
+    verify: str = ""  # one complete shell command (its expected output in a trailing `# ...` comment)
     rank: int = 0
     details: dict[str, Any] = field(default_factory=dict)
+    safety: str = SAFE  # AUTOMATIC | SAFE | RISKY
+    commands: list[str] = field(default_factory=list)  # complete shell commands that apply it, in order
+    patch_document: dict[str, Any] | None = None  # the patch body `patch` shows (JSON: "patch")
+    rollback: str = ""  # one complete shell command, or a `# ...` comment when no command undoes it
+    apply_note: str = ""  # how the change reaches the pending pod (e.g. "a new ReplicaSet replaces it")
+    covers: int = 0  # pending pods of the workload it places (ranking; 0 = not counted)
+    change_size: float = 0.0  # how big the change is, per kind (ranking; README "How remedies are ranked")
 
 
 @dataclass(slots=True)

@@ -144,10 +144,10 @@ def test_remedies_keep_their_rank_and_the_rest_is_counted() -> None:
     out = text(r)
     firsts = [out.index(f"  {i}. ") for i in (1, 2, 3)]
     assert firsts == sorted(firsts)
-    assert "1. scale node pool web by 1" in out and "3. right-size the requests" in out
+    assert "1. [safe] scale node pool web by 1" in out and "3. [safe] right-size the requests" in out
     assert "turn the required" not in out
     assert "… 1 more (--all-remedies)" in out
-    assert "4. turn the required node affinity" in text(r, all_remedies=True)
+    assert "4. [safe] turn the required node affinity" in text(r, all_remedies=True)
 
 
 def test_groups_show_counts_pools_and_a_shared_cause_once() -> None:

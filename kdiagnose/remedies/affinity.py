@@ -1,7 +1,8 @@
 """Relax affinity: nodeSelector keys, required node affinity, required pod (anti-)affinity terms and
 DoNotSchedule topology spread constraints, one source at a time, each the smallest change that replays
 feasible (a failing expression moved to preferred before the whole required block; required -> preferred;
-DoNotSchedule -> ScheduleAnyway). Mirrors what the NodeAffinity, InterPodAffinity and PodTopologySpread
+DoNotSchedule -> ScheduleAnyway). Every relaxation is risky; one on the node's identity (arch, OS) is never
+suggested (remedies/safety.py). Mirrors what the NodeAffinity, InterPodAffinity and PodTopologySpread
 filters read (plugins/nodeaffinity, interpodaffinity, podtopologyspread).
 """
 
@@ -11,8 +12,9 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from kdiagnose.remedies import safety
 from kdiagnose.remedies.whatif import Context, describe_status
-from kdiagnose.results import Remedy
+from kdiagnose.results import RISKY, Remedy
 from kdiagnose.scheduler import names as n
 
 __all__ = ["remedies"]
@@ -53,12 +55,18 @@ def _summ(blocks: dict[str, list[str]]) -> str:
 
 class _Candidate:
     def __init__(
-        self, label: str, mutate: Callable[[Obj], None], fragment: Callable[[Obj], Obj], blocks: str
+        self,
+        label: str,
+        mutate: Callable[[Obj], None],
+        fragment: Callable[[Obj], Obj],
+        blocks: str,
+        risk: str = _CAVEAT,
     ) -> None:
         self.label = label
         self.mutate = mutate
         self.fragment = fragment
         self.blocks = blocks
+        self.risk = risk  # every relaxation is risky (remedies/safety.py): this says how
 
 
 def _node_selector_candidates(
@@ -69,6 +77,10 @@ def _node_selector_candidates(
     for key, value in ctx.pod.node_selector.items():
         what = f"nodeSelector {key}={value}"
         if what not in blocks:
+            continue
+        cls = safety.classify_label(key)
+        if cls.safety == safety.NEVER:
+            notes.append(safety.ruled_out("affinity", f"relaxing {what}", cls.why))
             continue
         if own.get(key) != value and ctx.pod.runtime_class_name:
             # RuntimeClass admission merges scheduling.nodeSelector into every pod that names the class.
@@ -99,17 +111,38 @@ def _node_selector_candidates(
                     mutate,
                     fragment,
                     f"{what} rejects {', '.join(blocks[what][:3])}",
+                    cls.why,
                 )
             ]
         )
     return out
 
 
-def _node_affinity_candidates(ctx: Context, blocks: dict[str, list[str]]) -> list[list[_Candidate]]:
+def _term_keys(terms: list[Any]) -> set[str]:
+    return {
+        str(e.get("key"))
+        for t in terms
+        if isinstance(t, dict)
+        for e in t.get("matchExpressions") or []
+        if isinstance(e, dict)
+    }
+
+
+def _node_affinity_candidates(
+    ctx: Context, blocks: dict[str, list[str]], notes: list[str]
+) -> list[list[_Candidate]]:
     req = _spec_get(ctx.pod.raw or {}, "spec", "affinity", "nodeAffinity", _REQUIRED)
     terms = req.get("nodeSelectorTerms") if isinstance(req, dict) else None
     expr_blocks = {k: v for k, v in blocks.items() if not k.startswith("nodeSelector ")}
     if not isinstance(terms, list) or not expr_blocks:
+        return []
+    # Expressions on the node's identity (arch, OS) are never relaxed: ruled out, and kept required.
+    for what in sorted(expr_blocks):
+        cls = safety.classify_label(what.split(" ", 1)[0])
+        if cls.safety == safety.NEVER:
+            notes.append(safety.ruled_out("affinity", f"relaxing the required node affinity {what}", cls.why))
+            expr_blocks.pop(what)
+    if not expr_blocks:
         return []
     cands: list[_Candidate] = []
     text = _summ(expr_blocks)
@@ -120,6 +153,7 @@ def _node_affinity_candidates(ctx: Context, blocks: dict[str, list[str]]) -> lis
             for e in exprs
             if isinstance(e, dict) and any(str(e.get("key")) == k.split(" ", 1)[0] for k in expr_blocks)
         ]
+        fail_risk = "; ".join(dict.fromkeys(safety.classify_label(str(e.get("key"))).why for e in failing))
         keep = [e for e in exprs if e not in failing]
         if failing and (keep or terms[0].get("matchFields")):
             pref = {"weight": 100, "preference": {"matchExpressions": failing}}
@@ -145,8 +179,13 @@ def _node_affinity_candidates(ctx: Context, blocks: dict[str, list[str]]) -> lis
                     mutate1,
                     fragment1,
                     text,
+                    fail_risk or _CAVEAT,
                 )
             )
+    identity = sorted(k for k in _term_keys(terms) if safety.classify_label(k).safety == safety.NEVER)
+    if identity:
+        # Turning the whole block into a preference would relax the identity expressions too.
+        return [cands]
     prefs_new = [
         {"weight": 100, "preference": t}
         for t in terms
@@ -162,9 +201,14 @@ def _node_affinity_candidates(ctx: Context, blocks: dict[str, list[str]]) -> lis
         prefs = list(_spec_get(base, "affinity", "nodeAffinity", _PREFERRED) or []) + prefs_new
         return {"affinity": {"nodeAffinity": {_REQUIRED: None, _PREFERRED: prefs}}}
 
+    whole_risk = "; ".join(dict.fromkeys(safety.classify_label(k).why for k in sorted(_term_keys(terms))))
     cands.append(
         _Candidate(
-            "turn the required node affinity into a preferred one (weight 100)", mutate2, fragment2, text
+            "turn the required node affinity into a preferred one (weight 100)",
+            mutate2,
+            fragment2,
+            text,
+            whole_risk or _CAVEAT,
         )
     )
     return [cands]
@@ -212,8 +256,13 @@ def _pod_affinity_candidates(ctx: Context) -> list[list[_Candidate]]:
 
             tk = term.get("topologyKey") if isinstance(term, dict) else ""
             label = f"turn required {kind} term #{i + 1} (topologyKey {tk}) into a preferred one"
+            risk = (
+                f"replicas may share a {tk} domain the rule kept apart: one failure of it takes several down"
+                if kind == "podAntiAffinity"
+                else f"the pod may run away from the pods it was meant to sit beside ({tk}): latency, traffic cost"
+            )
             out.append(
-                [_Candidate(label, mutate, fragment, f"the {kind} term rejects {', '.join(nodes[:3])}")]
+                [_Candidate(label, mutate, fragment, f"the {kind} term rejects {', '.join(nodes[:3])}", risk)]
             )
     return out
 
@@ -245,8 +294,16 @@ def _spread_candidates(ctx: Context) -> list[list[_Candidate]]:
 
         tk = c.get("topologyKey")
         label = f"set topology spread constraint #{i + 1} (topologyKey {tk}, maxSkew {c.get('maxSkew')}) to whenUnsatisfiable: ScheduleAnyway"
+        risk = (
+            f"replicas may pile into one {tk} domain past maxSkew {c.get('maxSkew')}: losing that domain takes "
+            "more of them down"
+        )
         out.append(
-            [_Candidate(label, mutate, fragment, f"the spread constraint rejects {', '.join(failing[:3])}")]
+            [
+                _Candidate(
+                    label, mutate, fragment, f"the spread constraint rejects {', '.join(failing[:3])}", risk
+                )
+            ]
         )
     return out
 
@@ -259,7 +316,7 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
     blocks = _blocked_by_expression(ctx)
     sources = (
         _node_selector_candidates(ctx, blocks, notes)
-        + _node_affinity_candidates(ctx, blocks)
+        + _node_affinity_candidates(ctx, blocks, notes)
         + _pod_affinity_candidates(ctx)
         + _spread_candidates(ctx)
     )
@@ -308,11 +365,12 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
                     plugin=n.NODE_AFFINITY
                     if "node affinity" in cand.label or "nodeSelector" in cand.label
                     else (n.POD_TOPOLOGY_SPREAD if "spread" in cand.label else n.INTER_POD_AFFINITY),
-                    patch=ctx.patch(fragment),
                     target=str(ctx.owner),
                     unblocks=list(r.feasible),
-                    risk=_CAVEAT,
-                    verify=f"{ctx.apply_hint(fragment)}; then {ctx.verify_hint(r.feasible)}",
+                    risk=cand.risk,
+                    safety=RISKY,
+                    change_size=1.0,
+                    **ctx.change(fragment, r.feasible),
                     details={"relaxation": cand.label, "blocks": cand.blocks},
                 )
             )

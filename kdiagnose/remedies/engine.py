@@ -1,29 +1,49 @@
-"""Remedies for one unschedulable pod: every kind, each proven by a what-if replay, ranked.
+"""Remedies for one unschedulable pod: every kind, each proven by a what-if replay, classified, ranked.
 
-Ranking: first what unblocks the pod without changing its requirements (preemption, more capacity, a freed
-port, a pool in the volume's zone), then what changes the workload (toleration, affinity, requests).
+Safety first (remedies/safety.py): a change that would move the pod to another arch/OS than its images run
+on is dropped to the notes ("Ruled out"); one that puts a pod requesting no accelerator on accelerator nodes
+is risky, whatever the route (scale-up, toleration, relaxed selector).
+
+Ranking (README "How remedies are ranked"), lowest key first:
+(safety class: automatic < safe < risky, -pending pods of the workload it places, kind order, change size,
+summary). `covers`: scale-ups count the pods they pack; other kinds one pod per unblocked node, capped at the
+workload's pending pods. Change size, compared within a kind: the cut fraction of a right-size, nodes added
+or uncordoned, taints tolerated, terms relaxed, victims preempted, pods moved off a host port.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from kdiagnose.model.objects import Node
 from kdiagnose.model.pools import PoolSpec
 from kdiagnose.model.snapshot import Snapshot
-from kdiagnose.remedies import affinity, ports, preemption, resources, scale_pool, toleration, volumes
+from kdiagnose.remedies import (
+    affinity,
+    node_unschedulable,
+    ports,
+    preemption,
+    resources,
+    safety,
+    scale_pool,
+    toleration,
+    volumes,
+)
 from kdiagnose.remedies.whatif import Context
-from kdiagnose.results import Remedy
+from kdiagnose.results import RISKY, SAFETY_ORDER, Remedy
 from kdiagnose.scheduler.diagnosis import Diagnosis
 from kdiagnose.scheduler.engine import Scheduler
 
-__all__ = ["RANK", "compute_remedies", "set_pool_specs"]
+__all__ = ["RANK", "compute_remedies", "rank_key", "set_pool_specs"]
 
-# Lower first: capacity (no change to the workload), then changes to the workload's requirements.
+# Kind order, a tie-break after safety, coverage and size: capacity and node state (no change to the
+# workload) before changes to the workload's requirements.
 RANK = {
     "preemption": 0,
-    "scale-pool": 1,
-    "free-port": 2,
-    "volume": 3,
+    "uncordon": 1,
+    "scale-pool": 2,
+    "free-port": 3,
+    "volume": 4,
     "toleration": 10,
     "relax-affinity": 11,
     "right-size": 12,
@@ -48,6 +68,7 @@ def compute_remedies(
     specs = pools if pools is not None else snapshot.cache.get(_SPECS_KEY)
     kinds: list[Kind] = [
         preemption.remedies,
+        node_unschedulable.remedies,
         lambda c: scale_pool.remedies(c, specs),
         ports.remedies,
         volumes.remedies,
@@ -67,7 +88,83 @@ def compute_remedies(
             continue
         out.extend(found)
         notes.extend(x for x in more if x not in notes)
-    out.sort(key=lambda r: RANK.get(r.kind, 50))  # stable: each kind keeps its own order
+    out = _classify(ctx, out, notes, specs)
+    pending = 1 + len(scale_pool.siblings(ctx))
+    for r in out:
+        if r.kind in ("scale-pool", "volume") and isinstance(r.details.get("pods"), int):
+            # A scale-up packs the workload's pending pods itself: it knows how many it places, on how many nodes.
+            r.covers = r.covers or int(r.details["pods"])
+            r.change_size = r.change_size or float(r.details.get("count") or 0)
+        if not r.covers:
+            r.covers = min(pending, max(len(r.unblocks), 1))
+    out.sort(key=rank_key)
     for i, r in enumerate(out, 1):
         r.rank = i
     return out, notes
+
+
+def rank_key(r: Remedy) -> tuple[int, int, int, float, str]:
+    """(safety class, -pods of the workload placed, kind order, change size, summary): every tie explicit."""
+    return (SAFETY_ORDER.get(r.safety, 9), -r.covers, RANK.get(r.kind, 50), r.change_size, r.summary)
+
+
+def _nodes_of(ctx: Context, r: Remedy, specs: list[PoolSpec] | None) -> list[Node]:
+    """The nodes a remedy would place the pod on; a simulated node reads as its pool's template member."""
+    out: list[Node] = []
+    template = str(r.details.get("template") or "")
+    for name in r.unblocks:
+        ni = ctx.snapshot.node_info_by_name.get(name) or ctx.snapshot.node_info_by_name.get(template)
+        if ni is not None:
+            out.append(ni.node)
+    if not out and r.details.get("pool"):
+        pool = next(
+            (p for p in scale_pool.pools_for(ctx.snapshot, specs) if p.name == r.details["pool"]), None
+        )
+        if pool is not None and pool.members:
+            out.append(pool.members[0].node)
+    return out
+
+
+def _classify(
+    ctx: Context, found: list[Remedy], notes: list[str], specs: list[PoolSpec] | None
+) -> list[Remedy]:
+    """Drop what would run the pod on another OS/arch (to the notes); mark accelerator placements risky."""
+    platform, source = safety.implied_platform(ctx.snapshot, ctx.pod)
+    wants_hw = safety.requests_accelerator(ctx.pod)
+    kept: list[Remedy] = []
+    for r in found:
+        if r.kind == "preemption":
+            kept.append(r)
+            continue
+        nodes = _nodes_of(ctx, r, specs)
+        if platform and nodes:
+            good = [x for x in nodes if safety.fits_platform(x, platform)]
+            if not good:
+                os_, arch = safety.platform_of(nodes[0])
+                want = (
+                    "/".join(sorted(platform.get("os", set())))
+                    + " "
+                    + "/".join(sorted(platform.get("arch", set())))
+                )
+                line = safety.ruled_out(
+                    r.kind,
+                    r.summary,
+                    f"it would place the pod only on {os_ or '?'}/{arch or '?'} nodes ({nodes[0].name}), and "
+                    f"{source} say it runs on {want.strip()}",
+                )
+                if line not in notes:
+                    notes.append(line)
+                continue
+            if len(good) < len(nodes):
+                names = {x.name for x in good}
+                r.unblocks = [u for u in r.unblocks if u in names] or r.unblocks
+        if not wants_hw and nodes and all(safety.accelerators_of(x) for x in nodes):
+            hw = ", ".join(safety.accelerators_of(nodes[0]))
+            r.safety = RISKY
+            sentence = (
+                f"places a workload that requests no accelerator on {hw} nodes: it takes capacity (and cost) "
+                "meant for accelerator work, and those nodes may be drained or tainted for it later"
+            )
+            r.risk = f"{sentence}; {r.risk}" if r.risk else sentence
+        kept.append(r)
+    return kept

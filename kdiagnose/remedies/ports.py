@@ -57,7 +57,11 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
                 if port_conflicts(w, u)
             }
         )
-        who = ", ".join(f"{p.key} ({owner_of(ctx.snapshot, p)})" for p in holders)
+        who = ", ".join(
+            f"{p.key} ({owner_of(ctx.snapshot, p)}{', Terminating' if p.deletion_timestamp else ''})"
+            for p in holders
+        )
+        terminating = [p for p in holders if p.deletion_timestamp]
         others = len(options) - 1
         return [
             Remedy(
@@ -74,10 +78,21 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
                     "moves another workload: its pod must be re-created elsewhere (by its controller; a bare pod "
                     "is gone) and may itself not fit there"
                 ),
-                verify=(
-                    f"kubectl get pods -A -o wide --field-selector spec.nodeName={node} lists the pods on {node}; "
-                    f"once the port is free, {ctx.verify_hint([node])}"
-                ),
+                commands=[
+                    f"kubectl delete pod/{p.name} -n {p.namespace}"
+                    + (" --grace-period=0 --force" if p.deletion_timestamp else "")
+                    for p in holders
+                ],
+                apply_note=(
+                    "a Terminating pod is force-deleted (its kubelet never confirmed it); "
+                    if terminating
+                    else ""
+                )
+                + f"a pod with a controller is re-created, maybe on {node} again: for a lasting fix give it another "
+                "hostPort or a podAntiAffinity to this workload",
+                verify=f"kubectl get pods -A -o wide --field-selector spec.nodeName={node}  # the holder is gone",
+                rollback="# a deleted pod is not restored: its controller re-creates it",
+                change_size=float(len(holders)),
                 details={"node": node, "ports": ports, "holders": [p.key for p in holders]},
             )
         ], notes

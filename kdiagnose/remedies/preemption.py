@@ -4,7 +4,7 @@ replaying the pod with the victims removed; when it cannot preempt, why."""
 from __future__ import annotations
 
 from kdiagnose.remedies.whatif import Context
-from kdiagnose.results import Remedy
+from kdiagnose.results import AUTOMATIC, Remedy
 from kdiagnose.scheduler import names as n
 from kdiagnose.scheduler.framework import Code
 from kdiagnose.scheduler.preemption import filter_pods_with_pdb_violation, pdbs_of
@@ -42,6 +42,8 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
             ),
             plugin=n.DEFAULT_PREEMPTION,
             unblocks=[pre.nominated_node],
+            safety=AUTOMATIC,
+            change_size=float(len(victims)),
             risk=(
                 "the scheduler deletes the victims with their graceful termination period (not through the "
                 "eviction API: a PodDisruptionBudget does not stop it); pods with a controller are re-created and "
@@ -49,9 +51,12 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
                 "victim(s) violates their PodDisruptionBudget"
             ),
             verify=(
-                f"kubectl get pod/{pod.name} -n {pod.namespace} -o jsonpath='{{.status.nominatedNodeName}}' prints "
-                f"{pre.nominated_node} once the scheduler has preempted, and the pod binds there when the victims are "
-                "gone; nothing to apply or roll back: to keep the pod from preempting, give it a PriorityClass with "
+                f"kubectl get pod/{pod.name} -n {pod.namespace} -o jsonpath='{{.status.nominatedNodeName}}'"
+                f"  # prints {pre.nominated_node} once the scheduler has preempted"
+            ),
+            apply_note="nothing to apply: kube-scheduler evicts the victims and nominates the node itself",
+            rollback=(
+                "# nothing to roll back: to keep the pod from preempting, give it a PriorityClass with "
                 "preemptionPolicy: Never"
             ),
             details={"nominated_node": pre.nominated_node, "victims": rows, "pdb_violations": len(violating)},

@@ -2,7 +2,8 @@
 
 Computed from the Filter's details (free = allocatable - requested, plugins/noderesources/fit.go), then
 proven by one replay of the pod with the smaller requests; the node needing the smallest cut sets the cap,
-every node with at least that much free is unblocked with it.
+every node with at least that much free is unblocked with it (ties: the node name). A cut of at most
+SMALL_CUT (20%) is safe; a larger one is risky (remedies/safety.py).
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from kdiagnose.model.quantity import QuantityError, format_quantity, parse_quantity
+from kdiagnose.remedies.safety import SMALL_CUT
 from kdiagnose.remedies.whatif import Context
-from kdiagnose.results import Remedy
+from kdiagnose.results import RISKY, SAFE, Remedy
 from kdiagnose.scheduler import names as n
 
 __all__ = ["remedies", "round_down"]
@@ -104,6 +106,20 @@ def _cut(ctx: Context, obj: Obj, caps: dict[str, int]) -> list[tuple[str, str, i
     return changes
 
 
+def _with_watch(fields: dict[str, Any]) -> dict[str, Any]:
+    fields["apply_note"] = "; ".join(
+        x for x in (fields["apply_note"], "watch throttling and OOMKilled restarts after the change") if x
+    )
+    return fields
+
+
+def _percent(old: int, new: int) -> str:
+    """The cut from `old` to `new` in whole percent, rounded half up; a cut under 0.5% reads as 1%, never 0%."""
+    if old <= 0 or new >= old:
+        return "0%"
+    return f"{max((200 * (old - new) + old) // (2 * old), 1)}%"
+
+
 def _limit_range_conflict(ctx: Context, changes: list[tuple[str, str, int]]) -> str:
     """Why the LimitRanger admission plugin would refuse the pod with the lowered requests (a container
     request below a Container item's min, or a limit/request ratio above its maxLimitRequestRatio;
@@ -166,13 +182,13 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
     if not caps or ctx.pod.raw is None:
         return [], notes
 
-    # The node needing the smallest relative cut sets the cap; ties by name order (snapshot order).
+    # The node needing the smallest relative cut sets the cap; ties by node name (never by input order).
     def cut_size(c: dict[str, int]) -> float:
         return max(
             (ctx.pod.requests.get(r, 0) - v) / max(ctx.pod.requests.get(r, 1), 1) for r, v in c.items()
         )
 
-    best, _ = min(caps, key=lambda cn: cut_size(cn[0]))
+    best, _ = min(caps, key=lambda cn: (cut_size(cn[0]), cn[1]))
     # Every resource any best-fitting node lacks is capped at that node's free amount.
     cap = dict(best)
     changes: list[tuple[str, str, int]] = []
@@ -196,6 +212,15 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
         )
         return [], notes
     what = ", ".join(f"{res} <= {format_quantity(res, v)}" for res, v in cap.items())
+    cut = cut_size(cap)
+    cuts = ", ".join(
+        f"{res} by {_percent(ctx.pod.requests.get(res, 0), v)}" for res, v in sorted(cap.items())
+    )
+    others = ", ".join(
+        f"{res} {format_quantity(res, q)}"
+        for res, q in sorted(ctx.pod.requests.items())
+        if res not in cap and q
+    )
     current = ", ".join(f"{res} {format_quantity(res, ctx.pod.requests.get(res, 0))}" for res in cap)
     overhead = ", ".join(
         f"{format_quantity(res, ctx.pod.overhead[res])} {res}" for res in cap if ctx.pod.overhead.get(res)
@@ -225,22 +250,26 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
             summary=(
                 f"right-size {ctx.owner}: {edits}, so the pod requests {what} (now {current}"
                 + (f", including {overhead} of RuntimeClass overhead" if overhead else "")
-                + ")"
+                + f"): a cut of {cuts}"
+                + (f"; its other requests ({others}) stay" if others else "")
             ),
             plugin=n.NODE_RESOURCES_FIT,
             reason=ctx.d.verdicts[targets[0]].message if targets else "",
-            patch=ctx.patch(fragment),
             target=str(ctx.owner),
             unblocks=list(r.feasible),
+            safety=SAFE if cut <= SMALL_CUT else RISKY,
+            change_size=cut,
             risk=(
-                "a request is a reservation: below the workload's real need it gets throttled (cpu) or "
+                (
+                    ""
+                    if cut <= SMALL_CUT
+                    else f"a cut of {cuts} is far below what the workload asked for ({current}); "
+                )
+                + "a request is a reservation: below the workload's real need it gets throttled (cpu) or "
                 "OOM-killed/evicted (memory); low live usage is not evidence the request is too high (peaks, "
                 "start-up, batch phases); requests below limits also change the QoS class"
             ),
-            verify=(
-                f"{ctx.apply_hint(fragment)}; then {ctx.verify_hint(r.feasible)}; watch throttling and "
-                "OOMKilled restarts after the change"
-            ),
+            **_with_watch(ctx.change(fragment, r.feasible)),
             details={"requests": {res: v for res, v in cap.items()}, "containers": by_container},
         )
     ], notes

@@ -274,6 +274,27 @@ def _how(pool: NodePool, size: int) -> str:
     return f"grow the node group behind these nodes to {size} (no pool label names it)"
 
 
+_CLI = ("eksctl ", "gcloud ", "az ", "kubectl ")
+
+
+def _commands(how: str) -> list[str]:
+    """The complete commands in `_how`'s text: the part before its first " (" or ";" when it is a CLI call,
+    and Karpenter's `kubectl get ...` in parentheses."""
+    if how.startswith(_CLI):
+        return [re.split(r" \(|; |, or ", how, maxsplit=1)[0]]
+    m = re.search(r"\((kubectl get [^)]+)\)", how)
+    # No CLI is known for the pool's provider: the step, as a shell comment (safe to paste, does nothing).
+    return [m.group(1)] if m else [f"# {how}"]
+
+
+def _rest(how: str) -> str:
+    """`_how`'s text without the command `_commands` took from it (what is left is advice)."""
+    cmds = _commands(how)
+    if cmds and not cmds[0].startswith("#") and how.startswith(cmds[0]):
+        return how[len(cmds[0]) :].strip(" ;,()").removeprefix("or ")
+    return "" if cmds and cmds[0].startswith("#") else how
+
+
 def _remedy(ctx: Context, pool: NodePool, fit: Fit, kind: str = "scale-pool", extra: str = "") -> Remedy:
     who = str(ctx.owner) if not ctx.owner.is_pod else f"pod {ctx.pod.key}"
     summary = f"scale node pool {pool.name} by {fit.count}{extra}"
@@ -292,6 +313,7 @@ def _remedy(ctx: Context, pool: NodePool, fit: Fit, kind: str = "scale-pool", ex
         pool.spec.current if pool.spec is not None and pool.spec.current is not None else len(pool.members)
     )
     watch = f"kubectl get nodes -l {pool.selector} -w" if pool.selector else "kubectl get nodes -w"
+    how = _how(pool, current + fit.count)
     return Remedy(
         kind=kind,
         summary=summary,
@@ -299,10 +321,10 @@ def _remedy(ctx: Context, pool: NodePool, fit: Fit, kind: str = "scale-pool", ex
         + (f" ({pool.selector})" if pool.selector and pool.selector != pool.name else ""),
         unblocks=list(fit.nodes),
         risk=risk,
-        verify=(
-            f"{_how(pool, current + fit.count)}; then {watch}: the pod binds once a new node is Ready; to roll "
-            "back, let the autoscaler remove the idle nodes or scale the pool back down"
-        ),
+        commands=_commands(how),
+        apply_note="; ".join(x for x in (_rest(how), "the pod binds once a new node is Ready") if x),
+        verify=f"{watch}  # a new node joins and turns Ready",
+        rollback="# let the autoscaler remove the idle nodes, or scale the pool back down",
         details={
             "pool": pool.name,
             "source": pool.source,

@@ -2,6 +2,8 @@
 
 Mirrors the taint check of plugins/tainttoleration/taint_toleration.go: only NoSchedule and NoExecute taints
 filter; nodes are grouped by the set of taints the pod does not tolerate, the biggest groups tried first.
+Each taint is classified first (remedies/safety.py): node-state, control-plane, accelerator (for a pod that
+requests none) and `*/dedicated` taints are never tolerated (Ruled out); the others are risky.
 """
 
 from __future__ import annotations
@@ -9,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from kdiagnose.model.objects import Taint
-from kdiagnose.model.pools import CONTROL_PLANE_LABELS
-from kdiagnose.remedies.whatif import Context, describe_status, is_transient_taint
-from kdiagnose.results import Remedy
+from kdiagnose.remedies import safety
+from kdiagnose.remedies.whatif import Context, describe_status
+from kdiagnose.results import RISKY, SAFE, Remedy
 from kdiagnose.scheduler import names as n
 
 __all__ = ["MAX_TAINT_GROUPS", "remedies", "toleration_for"]
@@ -41,18 +43,18 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
         )
         if not taints:
             continue
-        bad = [t for t in taints if is_transient_taint(t) or t.key in CONTROL_PLANE_LABELS]
-        if bad:
-            skipped.setdefault(str(bad[0]), []).append(name)
+        never = [
+            (t, c) for t in taints if (c := safety.classify_taint(t, ctx.pod, node)).safety == safety.NEVER
+        ]
+        if never:
+            t, c = never[0]
+            skipped.setdefault(f"{t}\x00{c.why}", []).append(name)
             continue
         groups.setdefault(taints, []).append(name)
-    for taint, nodes in sorted(skipped.items()):
-        notes.append(
-            f"toleration: not suggested for {taint} on {len(nodes)} node(s) ({nodes[0]}...): it marks the node's state "
-            "or the control plane, and tolerating it would only hide that"
-            if len(nodes) > 1
-            else f"toleration: not suggested for {taint} on node {nodes[0]}: it marks the node's state or the control plane"
-        )
+    for key, nodes in sorted(skipped.items()):
+        taint, why = key.split("\x00", 1)
+        where = f"{len(nodes)} node(s) ({nodes[0]}, ...)" if len(nodes) > 1 else f"node {nodes[0]}"
+        notes.append(safety.ruled_out("toleration", f"tolerating {taint} on {where}", why))
     out: list[Remedy] = []
     ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), [str(t) for t in kv[0]]))
     for taints, nodes in ranked[:MAX_TAINT_GROUPS]:
@@ -78,6 +80,11 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
             )
             continue
         summary = f"add a toleration for {taint_text} to {ctx.owner}"
+        node = ctx.snapshot.node_info_by_name[nodes[0]].node
+        classes = [safety.classify_taint(t, ctx.pod, node) for t in taints]
+        risks = [c.why for c in classes if c.why] or [
+            f"lets {ctx.owner} run on nodes whose taint it did not tolerate before"
+        ]
         if still:
             x, st = next(iter(still.items()))
             summary += f"; {len(still)} other tainted node(s) would still be blocked (e.g. {x}: {describe_status(st)})"
@@ -87,19 +94,17 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
                 summary=summary,
                 plugin=n.TAINT_TOLERATION,
                 reason=ctx.d.verdicts[nodes[0]].message,
-                patch=ctx.patch(fragment),
                 target=str(ctx.owner),
                 unblocks=list(r.feasible),
-                risk=(
-                    f"the taint reserves these nodes for other workloads: tolerating it lets {ctx.owner} run beside "
-                    "them, and the owner of the taint may object"
-                    + (
-                        "; a tolerated NoExecute taint no longer evicts the pod either"
-                        if any(t.effect == "NoExecute" for t in taints)
-                        else ""
-                    )
+                risk="; ".join(risks)
+                + (
+                    "; a tolerated NoExecute taint no longer evicts the pod either"
+                    if any(t.effect == "NoExecute" for t in taints)
+                    else ""
                 ),
-                verify=f"{ctx.apply_hint(fragment, new_tols)}; then {ctx.verify_hint(r.feasible)}",
+                safety=RISKY if any(c.safety == RISKY for c in classes) else SAFE,
+                change_size=float(len(taints)),
+                **ctx.change(fragment, r.feasible, new_tols),
                 details={
                     "taints": [str(t) for t in taints],
                     "still_blocked": {k: v.message for k, v in still.items()},

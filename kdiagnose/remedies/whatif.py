@@ -575,6 +575,95 @@ class Context:
             )
         return f"{cmd}; re-apply the previous template to roll back"
 
+    def change(
+        self, spec_fragment: Obj, nodes: Sequence[str], added_tolerations: Sequence[Obj] = ()
+    ) -> dict[str, Any]:
+        """The Remedy fields of a change to the owner's pod template: `patch` (YAML text), `patch_document`,
+        `commands` (complete shell commands, in order), `apply_note`, `verify` and `rollback` (one command each,
+        or a `# ...` comment when no command does it)."""
+        o, ns = self.owner, self.owner.namespace
+        body = self.patch_body(spec_fragment)
+        # Always inline: one complete command on one line, whatever the patch's length.
+        text = json.dumps(body, separators=(",", ":"))
+        patch_cmd = f"kubectl patch {o.ref} -n {ns} --type strategic -p {shlex.quote(text)}"
+        commands: list[str] = []
+        delete_pod = f"kubectl delete pod/{self.pod.name} -n {ns}"
+        undo = f"kubectl rollout undo {o.ref} -n {ns}"
+        note, rollback = "", "# re-apply the previous template"
+        if o.is_pod:
+            if added_tolerations:
+                has = isinstance((self.pod.raw or {}).get("spec", {}).get("tolerations"), list)
+                ops = (
+                    [{"op": "add", "path": "/spec/tolerations/-", "value": t} for t in added_tolerations]
+                    if has
+                    else [{"op": "add", "path": "/spec/tolerations", "value": list(added_tolerations)}]
+                )
+                ops_text = json.dumps(ops, separators=(",", ":"))
+                commands = [f"kubectl patch pod/{o.name} -n {ns} --type json -p {shlex.quote(ops_text)}"]
+                note = "a pod accepts added tolerations live; also change the manifest that creates the pod"
+                rollback = (
+                    "# tolerations cannot be removed from a live pod: re-create it from the old manifest"
+                )
+            else:
+                commands = ["kubectl replace --force -f pod.yaml"]
+                note = (
+                    "the pod has no controller and a live pod's spec cannot change these fields: apply the patch "
+                    "to the manifest that creates it (pod.yaml), then re-create the pod"
+                )
+                rollback = "# re-create the pod from the old manifest"
+        elif o.kind == "Job":
+            commands = [
+                f"kubectl get {o.ref} -n {ns} -o yaml > job.yaml",
+                "kubectl replace --force -f job.yaml",
+            ]
+            note = (
+                f"a Job's pod template is immutable: edit spec.template.spec in job.yaml with the patch, then "
+                f"re-create Job {ns}/{o.name}"
+            )
+            rollback = "# re-create the Job from the old manifest"
+        else:
+            commands.append(patch_cmd)
+            if o.kind == "Deployment":
+                note, rollback = "a new ReplicaSet replaces the pending pod", undo
+            elif o.kind == "DaemonSet":
+                note, rollback = "the DaemonSet replaces its pods", undo
+            elif o.kind == "StatefulSet":
+                commands.append(delete_pod)
+                note = (
+                    "with podManagementPolicy OrderedReady (the default) the StatefulSet waits on the Pending pod "
+                    "instead of replacing it: the delete re-creates it from the new template"
+                )
+                rollback = undo
+            elif o.kind in ("ReplicaSet", "ReplicationController"):
+                commands.append(delete_pod)
+                note = (
+                    f"a {o.kind} does not replace existing pods when its template changes: the delete re-creates "
+                    "the pod from the new template"
+                )
+            elif o.kind == "CronJob":
+                note = "Jobs created from the next schedule on get the change; the current Job keeps its template"
+                rollback = "# re-apply the old jobTemplate"
+        return {
+            "patch": self.patch(spec_fragment),
+            "patch_document": body,
+            "commands": commands,
+            "apply_note": note,
+            "verify": self.verify_command(nodes),
+            "rollback": rollback,
+        }
+
+    def verify_command(self, nodes: Sequence[str]) -> str:
+        """One command that shows whether the pod is bound, its expected output in a trailing comment."""
+        where = ", ".join(nodes[:3]) + (f" (+{len(nodes) - 3} more)" if len(nodes) > 3 else "")
+        sel = ",".join(f"{k}={v}" for k, v in sorted(self.pod.labels.items()) if k not in _REVISION_LABELS)
+        pods = (
+            f"kubectl get pods -n {self.pod.namespace} -l {shlex.quote(sel)} -o wide"
+            if sel and not self.owner.is_pod
+            else f"kubectl get pod/{self.pod.name} -n {self.pod.namespace} -o wide"
+        )
+        one = "" if len(nodes) == 1 else "one of "
+        return f"{pods}  # NODE: {one}{where}"
+
     def verify_hint(self, nodes: Sequence[str]) -> str:
         where = ", ".join(nodes[:3]) + (f" (+{len(nodes) - 3} more)" if len(nodes) > 3 else "")
         sel = ",".join(f"{k}={v}" for k, v in sorted(self.pod.labels.items()) if k not in _REVISION_LABELS)

@@ -54,7 +54,7 @@ def _remedies(out: Out, pr: PodReport, opts: RenderOptions) -> None:
         return
     out.para("What would make it schedulable (each proven by a what-if replay)", 0, 2, style="bold")
     for i, r in enumerate(pr.remedies[:limit], 1):
-        out.para(f"{i}. {r.summary}", 2, 5, style="bold" if i == 1 else None)
+        out.para(f"{i}. [{r.safety}] {r.summary}", 2, 5, style="bold" if i == 1 else None)
         if r.target and r.target not in r.summary:
             out.para(f"target: {r.target}", 5, 7, style="dim")
         if r.unblocks:
@@ -64,8 +64,19 @@ def _remedies(out: Out, pr: PodReport, opts: RenderOptions) -> None:
         if r.patch:
             for line in r.patch.rstrip("\n").splitlines():
                 out.verbatim("       " + line)  # YAML: never re-wrapped
+        # Commands are printed whole, one per line, never wrapped: a copy is the exact command.
+        if r.commands:
+            out.line("     run:", "dim")
+            for cmd in r.commands:
+                out.verbatim("       " + cmd)
+        if r.apply_note:
+            out.para(f"then: {r.apply_note}", 5, 7, style="dim")
         if r.verify:
-            out.para(f"verify: {r.verify}", 5, 7, style="dim")
+            out.line("     verify:", "dim")
+            out.verbatim("       " + r.verify)
+        if r.rollback:
+            out.line("     rollback:", "dim")
+            out.verbatim("       " + r.rollback)
     if len(pr.remedies) > limit:
         out.line(f"  … {len(pr.remedies) - limit} more (--all-remedies)", "dim")
 

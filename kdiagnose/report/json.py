@@ -6,7 +6,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kdiagnose.results import PodReport, Recorded, Report
+    from kdiagnose.results import PodReport, Recorded, Remedy, Report
     from kdiagnose.scheduler.framework import Status
 
 __all__ = ["API_VERSION", "pod_document", "render", "report_document", "status_document"]
@@ -105,11 +105,19 @@ def pod_document(pr: PodReport, pools: dict[str, str]) -> dict[str, Any]:
         "prefilterNodeNames": d.prefilter_node_names,
         "postfilter": status_document(d.postfilter),
         "notes": list(d.notes),
-        "remedies": [dataclasses.asdict(r) for r in pr.remedies],
+        "remedies": [_remedy(r) for r in pr.remedies],
         "remedyNotes": list(pr.remedy_notes),
         "skippedScores": skipped,
         "recorded": _recorded(pr.recorded),
     }
+
+
+def _remedy(r: Remedy) -> dict[str, Any]:
+    """A remedy as data: `patch` is the patch document itself (`patchText` the YAML the report prints)."""
+    doc = dataclasses.asdict(r)
+    doc["patchText"] = doc.pop("patch")
+    doc["patch"] = doc.pop("patch_document")
+    return doc
 
 
 def report_document(report: Report) -> dict[str, Any]:

@@ -48,11 +48,12 @@ def test_owned_pod_is_patched_through_its_owner_with_a_working_command() -> None
     remedies, _ = remedies_for(SCENARIO, SANDBOX)
     (tol,) = by_kind(remedies, "toleration")
     assert tol.target == "Deployment apps/sandbox"
-    cmd = tol.verify.split(" (", 1)[0]
+    (cmd,) = tol.commands
     words = shlex.split(cmd)
     assert words[:7] == ["kubectl", "patch", "deployment/sandbox", "-n", "apps", "--type", "strategic"]
-    assert json.loads(words[8]) == body(tol.patch)
-    assert "kubectl rollout undo deployment/sandbox -n apps" in tol.verify
+    assert json.loads(words[8]) == body(tol.patch) == tol.patch_document
+    assert tol.rollback == "kubectl rollout undo deployment/sandbox -n apps"
+    assert tol.apply_note == "a new ReplicaSet replaces the pending pod"
 
 
 def test_right_size_below_a_limit_range_min_is_not_suggested() -> None:
@@ -74,8 +75,8 @@ def test_bare_pod_right_size_patch_has_only_the_lowered_request() -> None:
         "spec": {"containers": [{"name": "agent", "resources": {"requests": {"cpu": "350m"}}}]}
     }
     assert "250m cpu of RuntimeClass overhead" in rs.summary
-    assert "kubectl patch" not in rs.verify  # a live pod's requests cannot be patched
-    assert "re-create the pod" in rs.verify
+    assert rs.commands == ["kubectl replace --force -f pod.yaml"]  # a live pod's requests cannot be patched
+    assert "re-create the pod" in rs.apply_note
 
 
 def test_bare_pod_gets_tolerations_added_live_with_a_json_patch() -> None:
@@ -88,7 +89,8 @@ def test_bare_pod_gets_tolerations_added_live_with_a_json_patch() -> None:
             ]
         }
     }
-    words = shlex.split(tol.verify.split(" (", 1)[0])
+    (cmd,) = tol.commands
+    words = shlex.split(cmd)
     assert words[:7] == ["kubectl", "patch", "pod/tools", "-n", "default", "--type", "json"]
     assert json.loads(words[8]) == [
         {

@@ -9,36 +9,41 @@ from tests.remedies.helpers import by_kind, remedies_for
 
 
 @pytest.mark.parametrize(
-    ("scenario", "pod", "summary", "unblocks"),
+    ("scenario", "pod", "summary", "unblocks", "safety"),
     [
         pytest.param(
             "golden/seed-hello-web.yaml",
             "default/hello-web-new",
-            "cpu <= 500m (now cpu 1)",
+            "cpu <= 500m (now cpu 1): a cut of cpu by 50%",
             ["node-a", "node-c"],
+            "risky",  # half of what the workload asked for
             id="seed: cpu to 500m",
         ),
         pytest.param(
             "golden/cluster-eks-three-nodegroups.yaml",
             "default/search-ranker-5f9c7d8b6-c2kxm",
-            "memory <= 4291Mi (now memory 6Gi)",
+            # 6Gi = 6144Mi; 6144Mi - 4291Mi = 1853Mi = 30.2% of it
+            "memory <= 4291Mi (now memory 6Gi): a cut of memory by 30%; its other requests (cpu 1) stay",
             ["ip-10-0-1-40.ec2.internal", "ip-10-0-2-41.ec2.internal", "ip-10-0-3-42.ec2.internal"],
+            "risky",
             id="memory rounded down to whole Mi",
         ),
         pytest.param(
             "remedies/no-pool-fits.yaml",
             "default/big",
-            "cpu <= 4 (now cpu 12)",
+            "cpu <= 4 (now cpu 12): a cut of cpu by 67%",
             ["gen-1"],
+            "risky",
             id="a whole node's cpu",
         ),
     ],
 )
-def test_right_size(scenario: str, pod: str, summary: str, unblocks: list[str]) -> None:
+def test_right_size(scenario: str, pod: str, summary: str, unblocks: list[str], safety: str) -> None:
     remedies, _ = remedies_for(scenario, pod)
     (rs,) = by_kind(remedies, "right-size")
     assert rs.summary.endswith(summary)
     assert rs.unblocks == unblocks
+    assert rs.safety == safety
 
 
 @pytest.mark.parametrize(

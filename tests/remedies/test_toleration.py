@@ -17,7 +17,8 @@ def test_seed_toleration_for_dedicated_batch() -> None:
         "    value: batch",
         "    effect: NoSchedule",
     ]
-    assert any("control-plane:NoSchedule" in n and "not suggested" in n for n in notes)
+    assert tol.safety == "risky"  # dedicated=batch reserves node-b for batch workloads
+    assert any("control-plane:NoSchedule" in n and "never a remedy" in n for n in notes)
 
 
 def test_toleration_targets_the_deployment_template() -> None:
@@ -30,8 +31,12 @@ def test_toleration_targets_the_deployment_template() -> None:
     assert tol.unblocks == ["ip-10-0-1-80.ec2.internal", "ip-10-0-2-81.ec2.internal"]
 
 
-def test_toleration_that_would_not_help_is_a_note() -> None:
-    # The gpu node tolerated still lacks nothing: it has 16 CPU, so the toleration is shown; the general
-    # pool's node has no taint, so no toleration is suggested for it.
-    remedies, _ = remedies_for("remedies/no-pool-fits.yaml", "default/big")
-    assert [r.unblocks for r in by_kind(remedies, "toleration")] == [["gpu-1"]]
+def test_a_cpu_pod_is_never_told_to_tolerate_the_gpu_taint() -> None:
+    # default/big asks for 12 cpu and no GPU: gpu-1 (16 cpu, nvidia.com/gpu=true:NoSchedule) would fit it
+    # tolerated, but the taint reserves accelerator nodes: ruled out, with the reason.
+    remedies, notes = remedies_for("remedies/no-pool-fits.yaml", "default/big")
+    assert by_kind(remedies, "toleration") == []
+    assert (
+        "toleration: never a remedy: tolerating nvidia.com/gpu=true:NoSchedule on node gpu-1: it reserves "
+        "accelerator nodes for pods that request the hardware, and this pod requests none"
+    ) in notes

@@ -1,0 +1,113 @@
+"""Safety classes on realistic clusters: what an on-call engineer can apply, what is risky, what is never
+a remedy. Every expected value is written from the scenario's meaning (see each fixture's header)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kdiagnose.cli import app
+from tests.remedies.helpers import FIXTURES, by_kind, remedies_for
+
+ARCH_GPU = "remedies/arch-gpu.yaml"
+BILLING = "finance/billing-7f9c4d8b6-x2x9z"
+GPU_NODE = "ip-10-0-1-41.eu-west-1.compute.internal"
+POOL = "remedies/pool-selector.yaml"
+API = "shop/api-58d4f9b7c-7tqzp"
+CORDONED = "remedies/cordoned-local-pv.yaml"
+
+
+def test_an_amd64_only_deployment_is_never_told_to_drop_its_arch() -> None:
+    remedies, notes = remedies_for(ARCH_GPU, BILLING)
+    assert by_kind(remedies, "relax-affinity") == []
+    assert not any("kubernetes.io/arch" in r.summary or "arm64" in r.summary for r in remedies)
+    assert (
+        "affinity: never a remedy: relaxing nodeSelector kubernetes.io/arch=amd64: kubernetes.io/arch is the "
+        "node's identity: the workload's binaries are built for it, other nodes cannot run them"
+    ) in notes
+
+
+def test_a_cpu_app_is_never_told_to_tolerate_the_gpu_taint() -> None:
+    remedies, notes = remedies_for(ARCH_GPU, BILLING)
+    assert not any("nvidia.com/gpu" in r.summary for r in remedies)
+    assert GPU_NODE not in [u for r in remedies for u in r.unblocks]
+    assert (
+        f"toleration: never a remedy: tolerating nvidia.com/gpu=present:NoSchedule on node {GPU_NODE}: it "
+        "reserves accelerator nodes for pods that request the hardware, and this pod requests none"
+    ) in notes
+
+
+def test_safe_fixes_first_then_the_risky_toleration() -> None:
+    remedies, _ = remedies_for(ARCH_GPU, BILLING)
+    assert [(r.rank, r.safety, r.kind) for r in remedies] == [
+        (1, "safe", "scale-pool"),  # one more general node: every requirement kept
+        (2, "safe", "right-size"),  # 1100m -> 1000m
+        (3, "risky", "toleration"),  # workload=batch reserves the batch node for batch jobs
+    ]
+    rs = remedies[1]
+    # 1100m -> 1000m is 100m of 1100m: 9.1%, rounded to 9%; memory 2Gi is not touched.
+    assert rs.summary.endswith("(now cpu 1100m): a cut of cpu by 9%; its other requests (memory 2Gi) stay")
+    tol = remedies[2]
+    assert "workload reserves these nodes for other workloads" in tol.risk
+
+
+def test_a_small_right_size_outranks_a_risky_pool_relaxation() -> None:
+    remedies, _ = remedies_for(POOL, API)
+    kinds = [(r.safety, r.kind) for r in remedies]
+    assert kinds == [("safe", "scale-pool"), ("safe", "right-size"), ("risky", "relax-affinity")]
+    relax = remedies[2]
+    assert relax.unblocks == ["spare-a"]
+    assert relax.risk.startswith("relaxing eks.amazonaws.com/nodegroup moves the workload off the pool")
+
+
+def test_a_claim_pinned_to_a_cordoned_node_yields_uncordon() -> None:
+    remedies, _ = remedies_for(CORDONED, "data/db-0")
+    (first,) = remedies
+    assert (first.kind, first.safety, first.unblocks) == ("uncordon", "safe", ["db-1"])
+    assert first.commands == ["kubectl uncordon db-1"]
+    assert first.rollback == "kubectl cordon db-1"
+    assert first.verify == "kubectl get pod/db-0 -n data -o wide  # NODE: db-1"
+    # Only node-exporter (a DaemonSet) is left on db-1: it was drained.
+    assert "only DaemonSet pods are left on it: it looks drained" in first.risk
+
+
+def _cli(args: list[str], env: dict[str, str] | None = None) -> str:
+    result = CliRunner().invoke(app, args, env=env)
+    assert result.exit_code in (0, 1), result.stderr
+    return result.stdout
+
+
+@pytest.mark.parametrize("scenario", [ARCH_GPU, POOL, CORDONED, "remedies/host-port-held.yaml"])
+def test_every_remedy_has_commands_and_a_patch_document_in_json(scenario: str) -> None:
+    doc = json.loads(_cli(["diagnose", str(FIXTURES / scenario), "-o", "json", "--all-remedies"]))
+    remedies = [r for p in doc["pods"] for r in p["remedies"]]
+    assert remedies
+    for r in remedies:
+        assert r["safety"] in ("safe", "risky", "automatic")
+        assert isinstance(r["commands"], list) and r["commands"], r["kind"]
+        assert all(isinstance(c, str) and "\n" not in c for c in r["commands"])
+        assert r["verify"] and r["rollback"]
+        if r["kind"] in ("toleration", "relax-affinity", "right-size"):
+            assert isinstance(r["patch"], dict) and r["patch"]["spec"]
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+@pytest.mark.parametrize("scenario", [ARCH_GPU, POOL, CORDONED])
+def test_each_command_is_printed_whole_on_one_line(scenario: str, columns: int) -> None:
+    path = str(FIXTURES / scenario)
+    doc = json.loads(_cli(["diagnose", path, "-o", "json", "--all-remedies"]))
+    env = {"COLUMNS": str(columns), "NO_COLOR": "1"}
+    lines = [ln.strip() for ln in _cli(["diagnose", path, "--all-remedies"], env).splitlines()]
+    for p in doc["pods"]:
+        for r in p["remedies"]:
+            for cmd in [*r["commands"], r["verify"], r["rollback"]]:
+                assert cmd in lines, (columns, cmd)
+
+
+def test_the_fixtures_are_realistic_dumps() -> None:
+    # Each scenario says what it models in its header (read by a person, not by the code).
+    for name in (ARCH_GPU, POOL, CORDONED):
+        assert Path(FIXTURES / name).read_text().startswith("# ")
