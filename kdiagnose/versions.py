@@ -121,6 +121,58 @@ class Dialect:
         return self.minor >= 32
 
     @property
+    def balanced_scores_improvement(self) -> bool:
+        """v1.36 (#135573): BalancedAllocation scores the balance with the pod against the balance without
+        it (noderesources/balanced_allocation.go balancedResourceScorer); before, with the pod only."""
+        return self.minor >= 36
+
+    @property
+    def node_declared_features(self) -> bool:
+        """NodeDeclaredFeatures (gate beta/on from v1.36, GA v1.37) is in the default profile, appended
+        after DefaultBinder (apis/config/v1/default_plugins.go applyFeatureGates)."""
+        return self.minor >= 36
+
+    @property
+    def ndf_infers_bind_mount_options(self) -> bool:
+        """component-helpers v0.37's registry adds VolumeBindMountOptions (inferred from
+        volumeMounts[].bindMountOptions) and three update-only or never-inferred features."""
+        return self.minor >= 37
+
+    @property
+    def node_name_before_unschedulable(self) -> bool:
+        """v1.37's default plugins list NodeName before NodeUnschedulable (v1.36 and older: after)."""
+        return self.minor >= 37
+
+    @property
+    def preemption_success_message(self) -> bool:
+        """v1.37 (#140180): a preemption that found a node says so (`preemption: found a potential placement
+        for pod on node N, preempting K victims`) at the end of the message; before, nothing was added."""
+        return self.minor >= 37
+
+    @property
+    def image_locality_image_volumes(self) -> bool:
+        """v1.36 ImageLocality (#130231) sums the sizes of the pod's image volumes found on the node."""
+        return self.minor >= 36
+
+    @property
+    def image_locality_counts_image_volumes(self) -> bool:
+        """v1.37 also counts image volumes in the score's maximum threshold (#138951); v1.36 counted only
+        containers, so an image volume could push the score above what the same container image gets."""
+        return self.minor >= 37
+
+    @property
+    def csi_driver_must_be_installed(self) -> bool:
+        """VolumeLimitScaling (beta/on in v1.37): NodeVolumeLimits rejects a node whose CSINode lacks the
+        driver of a new volume when its CSIDriver sets spec.preventPodSchedulingIfMissing (csi.go)."""
+        return self.minor >= 37
+
+    @property
+    def storage_capacity_scoring(self) -> bool:
+        """StorageCapacityScoring (beta/on in v1.37): VolumeBinding gets a scorer (default shape 0% -> 10,
+        100% -> 0) and scores every pod; before, its PreScore skipped (volumebinding/volume_binding.go)."""
+        return self.minor >= 37
+
+    @property
     def sidecar_host_ports(self) -> bool:
         """Restartable init (sidecar) containers' hostPorts count, wanted and used, from v1.34
         (scheduler/util GetHostPorts); v1.33 and older read spec.containers only."""

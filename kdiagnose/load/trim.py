@@ -35,12 +35,13 @@ _POD_SPEC = (
     "tolerations",
     "topologySpreadConstraints",
     "hostNetwork",
+    "hostUsers",
     "overhead",
     "resources",
     "schedulingGates",
     "resourceClaims",
 )
-_CONTAINER = ("name", "image", "resources", "ports", "restartPolicy")
+_CONTAINER = ("name", "image", "resources", "ports", "restartPolicy", "restartPolicyRules")
 # Volume sources no scheduler plugin reads (VolumeRestrictions, NodeVolumeLimits with its in-tree
 # translation, VolumeBinding and VolumeZone read claims, ephemeral volumes and the disk types); every other
 # volume is kept whole, so a source added to a plugin later is not silently trimmed away.
@@ -81,6 +82,21 @@ def volume_is_relevant(volume: Any) -> bool:
     return not sources or not sources <= _IRRELEVANT_VOLUME_SOURCES
 
 
+def _container(c: Any) -> Obj:
+    out = _pick(c, _CONTAINER)
+    mounts = c.get("volumeMounts") if isinstance(c, dict) else None
+    if isinstance(mounts, list):
+        # Only bindMountOptions matters (NodeDeclaredFeatures infers VolumeBindMountOptions from it).
+        kept = [
+            _pick(m, ("name", "bindMountOptions"))
+            for m in mounts
+            if isinstance(m, dict) and m.get("bindMountOptions")
+        ]
+        if kept:
+            out["volumeMounts"] = kept
+    return out
+
+
 def trim_pod(obj: Obj) -> Obj:
     meta = obj.get("metadata") or {}
     new_meta = _pick(meta, _POD_META)
@@ -92,7 +108,7 @@ def trim_pod(obj: Obj) -> Obj:
     for key in ("containers", "initContainers"):
         cs = spec.get(key) if isinstance(spec, dict) else None
         if isinstance(cs, list):
-            new_spec[key] = [_pick(c, _CONTAINER) for c in cs]
+            new_spec[key] = [_container(c) for c in cs]
     vols = spec.get("volumes") if isinstance(spec, dict) else None
     if isinstance(vols, list):
         kept = [v for v in vols if volume_is_relevant(v)]
@@ -135,7 +151,7 @@ def trim_node(obj: Obj) -> Obj:
     new_meta = _pick(meta, ("name", "uid", "labels", "annotations", "creationTimestamp"))
     spec = _pick(obj.get("spec"), ("unschedulable", "taints", "providerID"))
     status = obj.get("status") or {}
-    new_status = _pick(status, ("capacity", "allocatable", "conditions", "nodeInfo"))
+    new_status = _pick(status, ("capacity", "allocatable", "conditions", "nodeInfo", "declaredFeatures"))
     images = status.get("images") if isinstance(status, dict) else None
     if isinstance(images, list):
         new_status["images"] = [_pick(i, ("names", "sizeBytes")) for i in images]

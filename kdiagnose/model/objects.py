@@ -142,6 +142,10 @@ class Container:
     limits: dict[str, int]
     ports: list[tuple[str, str, int, int]]  # (hostIP, protocol, hostPort, containerPort)
     restart_policy: str  # "Always" marks a sidecar init container
+    # What NodeDeclaredFeatures infers features from (component-helpers nodedeclaredfeatures/features):
+    # a restartPolicyRules action RestartAllContainers, a volumeMount with bindMountOptions.
+    restart_all_containers: bool = False
+    bind_mount_options: bool = False
 
 
 def _container(raw: Any, where: str) -> Container:
@@ -163,6 +167,10 @@ def _container(raw: Any, where: str) -> Container:
         limits=parse_resource_list(res.get("limits"), f"{where}.resources.limits"),
         ports=ports,
         restart_policy=str(c.get("restartPolicy") or ""),
+        restart_all_containers=any(
+            _dict(r).get("action") == "RestartAllContainers" for r in _list(c.get("restartPolicyRules"))
+        ),
+        bind_mount_options=any(bool(_dict(m).get("bindMountOptions")) for m in _list(c.get("volumeMounts"))),
     )
 
 
@@ -178,6 +186,7 @@ class Pod:
         "creation_timestamp",
         "deletion_timestamp",
         "host_network",
+        "host_users",
         "init_containers",
         "labels",
         "name",
@@ -240,6 +249,8 @@ class Pod:
         ]
         self.volumes: list[dict[str, Any]] = [_dict(v) for v in _list(spec.get("volumes"))]
         self.host_network: bool = bool(spec.get("hostNetwork"))
+        host_users = spec.get("hostUsers")
+        self.host_users: bool | None = host_users if isinstance(host_users, bool) else None
         self.containers: list[Container] = [
             _container(c, f"{where} spec.containers[{i}]")
             for i, c in enumerate(_list(spec.get("containers")))
@@ -334,6 +345,7 @@ class Node:
         "allocatable",
         "annotations",
         "conditions",
+        "declared_features",
         "images",
         "labels",
         "name",
@@ -364,6 +376,10 @@ class Node:
                 ([str(n) for n in _list(img.get("names"))], int(size) if isinstance(size, int) else 0)
             )
         self.conditions: list[dict[str, Any]] = [_dict(c) for c in _list(status.get("conditions"))]
+        # status.declaredFeatures (NodeDeclaredFeatures, v1.36+): what the kubelet says it supports.
+        self.declared_features: frozenset[str] = frozenset(
+            str(f) for f in _list(status.get("declaredFeatures")) if isinstance(f, str)
+        )
         self.raw: Obj | None = obj if keep_raw else None
 
     def __repr__(self) -> str:

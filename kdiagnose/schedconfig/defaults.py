@@ -96,6 +96,12 @@ def default_plugins(dialect: Dialect) -> Plugins:
         PluginRef(n.IMAGE_LOCALITY, 1),
         PluginRef(n.DEFAULT_BINDER),
     ]
+    if dialect.node_name_before_unschedulable:
+        # v1.37 swapped the two (default_plugins.go), so NodeName reports first on a cordoned node.
+        multi[2], multi[3] = multi[3], multi[2]
+    if dialect.node_declared_features:
+        # applyFeatureGates appends it to multiPoint (gate NodeDeclaredFeatures beta/on from v1.36).
+        multi.append(PluginRef(n.NODE_DECLARED_FEATURES))
     if dialect.dra_enabled:
         i = next(i for i, p in enumerate(multi) if p.name == n.DEFAULT_PREEMPTION)
         multi.insert(i, PluginRef(n.DYNAMIC_RESOURCES, 2 if dialect.dra_scores else 0))

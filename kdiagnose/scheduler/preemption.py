@@ -34,6 +34,7 @@ __all__ = [
     "ERR_NOT_HELPFUL",
     "ERR_NO_CANDIDATE",
     "PDB",
+    "SUCCESS_MESSAGE",
     "Candidate",
     "Evaluator",
     "PreemptionInterface",
@@ -49,6 +50,8 @@ __all__ = [
 # Absent (non-candidate) nodes in the nested FitError.
 ERR_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 ERR_NO_CANDIDATE = "no candidate node for preemption"
+# v1.37+: the status of a preemption that found its node (before DefaultPreemption's `preemption: `).
+SUCCESS_MESSAGE = "found a potential placement for pod on node {node}, preempting {victims} victims"
 
 # int64(math.MaxInt32+1): added to every victim priority so negative priorities sum sensibly.
 _PRIORITY_OFFSET = 2**31
@@ -341,6 +344,9 @@ class Evaluator:
         if best is None or not best.name:
             return Status.unschedulable(ERR_NO_CANDIDATE)
         d.preemption = Preemption(best.name, list(best.victims), best.num_pdb_violations)
+        if self.framework.dialect.preemption_success_message:
+            # v1.37 Evaluator.Preempt (#140180): `%v` node, `%d` victims, never pluralised.
+            return Status(Code.SUCCESS, (SUCCESS_MESSAGE.format(node=best.name, victims=len(best.victims)),))
         return SUCCESS
 
     def nodes_for_status_code(self, d: Diagnosis, code: Code) -> list[NodeInfo]:

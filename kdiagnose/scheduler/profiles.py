@@ -69,8 +69,11 @@ def default_profile(dialect: Dialect, scheduler_name: str = DEFAULT_SCHEDULER_NA
         n.INTER_POD_AFFINITY,
     ] + ([n.DYNAMIC_RESOURCES] if dra else [])
     filter_ = [
-        n.NODE_UNSCHEDULABLE,
-        n.NODE_NAME,
+        *(
+            (n.NODE_NAME, n.NODE_UNSCHEDULABLE)
+            if dialect.node_name_before_unschedulable
+            else (n.NODE_UNSCHEDULABLE, n.NODE_NAME)
+        ),
         n.TAINT_TOLERATION,
         n.NODE_AFFINITY,
         n.NODE_PORTS,
@@ -82,6 +85,10 @@ def default_profile(dialect: Dialect, scheduler_name: str = DEFAULT_SCHEDULER_NA
         n.POD_TOPOLOGY_SPREAD,
         n.INTER_POD_AFFINITY,
     ] + ([n.DYNAMIC_RESOURCES] if dra else [])
+    if dialect.node_declared_features:
+        # Appended after DefaultBinder in multiPoint, so it runs after every other PreFilter and Filter.
+        pre_filter.append(n.NODE_DECLARED_FEATURES)
+        filter_.append(n.NODE_DECLARED_FEATURES)
     post_filter = ([n.DYNAMIC_RESOURCES] if dra else []) + [n.DEFAULT_PREEMPTION]
     pre_score = [
         n.TAINT_TOLERATION,

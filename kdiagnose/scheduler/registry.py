@@ -30,6 +30,7 @@ IN_TREE: dict[str, str] = {
     n.POD_TOPOLOGY_SPREAD: _P + "podtopologyspread.plugin:PodTopologySpread",
     n.INTER_POD_AFFINITY: _P + "interpodaffinity.plugin:InterPodAffinity",
     n.DYNAMIC_RESOURCES: _P + "dynamicresources.dynamicresources:DynamicResources",
+    n.NODE_DECLARED_FEATURES: _P + "nodedeclaredfeatures.nodedeclaredfeatures:NodeDeclaredFeatures",
     n.IMAGE_LOCALITY: _P + "imagelocality.image_locality:ImageLocality",
     n.DEFAULT_PREEMPTION: _P + "defaultpreemption.default_preemption:DefaultPreemption",
     n.PRIORITY_SORT: "",

@@ -344,7 +344,8 @@ class Framework:
     ) -> str:
         absent = d.absent if self.dialect.absent_nodes_counted else None
         self._post_filter(state, pod, d)
-        post_msg = d.postfilter.message if d.postfilter is not None and not d.postfilter.ok else ""
+        # A successful PostFilter has no message before v1.37; from v1.37 preemption's success has one.
+        post_msg = d.postfilter.message if d.postfilter is not None else ""
         return fit_error_message(
             d.num_all_nodes,
             statuses or {},

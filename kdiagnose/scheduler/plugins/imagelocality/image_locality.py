@@ -79,6 +79,18 @@ class ImageLocality(Plugin):
         have = idx.by_node.get(node_info.name, frozenset())
         total = 0
         images = pod.images()
+        count_images = len(images)
+        if self.dialect.image_locality_image_volumes:
+            # v1.36 sumImageScores adds the pod's image volumes (volumes[].image.reference); only v1.37
+            # counts them in calculatePriority's threshold too (v1.36 over-scored them, #138951).
+            volume_images = [
+                str(v["image"].get("reference") or "")
+                for v in pod.volumes
+                if isinstance(v.get("image"), dict)
+            ]
+            images = images + volume_images
+            if self.dialect.image_locality_counts_image_volumes:
+                count_images = len(images)
         if have:
             for image in images:
                 name = normalized_image_name(image)
@@ -86,4 +98,4 @@ class ImageLocality(Plugin):
                     size, count = idx.states[name]
                     # scaledImageScore: float64 spread, truncated to int64.
                     total += int(float(size) * (float(count) / float(total_nodes)))
-        return calculate_priority(total, len(images)), SUCCESS
+        return calculate_priority(total, count_images), SUCCESS

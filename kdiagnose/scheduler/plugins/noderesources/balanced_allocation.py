@@ -1,5 +1,6 @@
 """NodeResourcesBalancedAllocation: favours nodes whose resource fractions stay even
-(plugins/noderesources/balanced_allocation.go over resource_allocation.go)."""
+(plugins/noderesources/balanced_allocation.go over resource_allocation.go; v1.36 scores the change the
+pod makes to the node's balance)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
     from kdiagnose.model.snapshot import NodeInfo
 
-__all__ = ["BalancedAllocation", "balanced_resource_score"]
+__all__ = ["BalancedAllocation", "balanced_improvement_score", "balanced_resource_score"]
 
 _PRE_SCORE_KEY = "PreScore" + names.NODE_RESOURCES_BALANCED_ALLOCATION
 
@@ -41,6 +42,16 @@ def balanced_resource_score(requested: list[int], allocatable: list[int]) -> int
     return int((1 - std) * float(MAX_NODE_SCORE))
 
 
+def balanced_improvement_score(requested: list[int], allocated: list[int], allocatable: list[int]) -> int:
+    """v1.36+ balancedResourceScorer (#135573): the balance with the pod against the balance without it.
+
+    Both sides are in [50, 100]; MaxNodeScore/2 + (MaxNodeScore/2 + with - without)/2 maps their difference
+    back into [50, 100], 75 when the pod changes nothing (Go integer division; the operand is never negative)."""
+    with_pod = balanced_resource_score(requested, allocatable)
+    without_pod = balanced_resource_score(allocated, allocatable)
+    return MAX_NODE_SCORE // 2 + (MAX_NODE_SCORE // 2 + with_pod - without_pod) // 2
+
+
 class BalancedAllocation(Plugin):
     name = names.NODE_RESOURCES_BALANCED_ALLOCATION
 
@@ -64,4 +75,12 @@ class BalancedAllocation(Plugin):
             reqs = self.scorer.pod_requests(pod, self.dialect)
             if self.dialect.balanced_skips_zero_request_pods and all(r == 0 for r in reqs):
                 return 0, SUCCESS
-        return self.scorer.score(node_info, reqs)
+        if not self.dialect.balanced_scores_improvement:
+            return self.scorer.score(node_info, reqs)
+        if not self.scorer.names:
+            return 0, Status.error("resources not found")
+        requested, allocatable = self.scorer.vectors(node_info, reqs)
+        # calculateNodeAllocatableRequest: `allocated` is what the node holds before the pod, set exactly
+        # where `requested` (allocated + the pod's request) is.
+        allocated = [q - p if a else 0 for q, p, a in zip(requested, reqs, allocatable, strict=True)]
+        return balanced_improvement_score(requested, allocated, allocatable), SUCCESS

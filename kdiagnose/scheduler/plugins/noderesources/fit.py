@@ -38,7 +38,9 @@ __all__ = [
     "Fit",
     "InsufficientResource",
     "ResourceScorer",
+    "broken_linear",
     "fits_request",
+    "go_round",
     "insufficient_reason",
 ]
 
@@ -192,7 +194,7 @@ def _go_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b > 0) else -q
 
 
-def _go_round(x: float) -> int:
+def go_round(x: float) -> int:
     """math.Round: half away from zero."""
     return int(x + 0.5) if x >= 0 else -int(-x + 0.5)
 
@@ -215,7 +217,7 @@ def _rtcr(shape_points: list[tuple[int, int]], weights: list[int]) -> ScoreFn:
             if s > 0:
                 total += s * weights[i]
                 wsum += weights[i]
-        return _go_round(total / wsum) if wsum else 0
+        return go_round(total / wsum) if wsum else 0
 
     return score
 

@@ -30,9 +30,20 @@ if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
     from kdiagnose.model.snapshot import NodeInfo
 
-__all__ = ["ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED", "CSILimits", "csi_attach_limit_key"]
+__all__ = [
+    "ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED",
+    "CSILimits",
+    "csi_attach_limit_key",
+    "driver_not_installed_reason",
+]
 
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
+
+
+def driver_not_installed_reason(driver: str) -> str:
+    """v1.37 (VolumeLimitScaling beta/on): a volume's CSI driver that opted in is missing on the node."""
+    return f"{driver} CSI driver is not installed on the node"
+
 
 # Upstream uses a random 32-character prefix per scheduler; any constant keeps unbound claims distinct.
 _UNBOUND_HANDLE_PREFIX = "kdiagnose-unbound"
@@ -98,6 +109,12 @@ class CSILimits(Plugin):
             return Status.error(str(e))
         if not new_volumes:
             return SUCCESS
+        if self.dialect.csi_driver_must_be_installed:
+            missing = self._driver_not_installed(state, new_volumes, csinode)
+            if missing:
+                return Status.unschedulable(
+                    driver_not_installed_reason(missing), details=({"driver": missing, "installed": False},)
+                )
         limits = self._limits(node_info, csinode)
         if not limits:
             return SUCCESS
@@ -127,6 +144,32 @@ class CSILimits(Plugin):
         return SUCCESS
 
     # ------------------------------------------------------------------ helpers
+
+    def _driver_not_installed(
+        self, state: CycleState, new_volumes: dict[str, str], csinode: Obj | None
+    ) -> str:
+        """checkCSIDriverOnNode (VolumeLimitScaling, v1.37): the first driver of the pod's new volumes whose
+        CSIDriver sets preventPodSchedulingIfMissing and that the node's CSINode does not list. Upstream
+        walks a Go map (random order); drivers are checked in name order here."""
+        if not self.snapshot.has("CSIDriver"):
+            add_note(
+                state,
+                "not checked: the input has no CSIDrivers (preventPodSchedulingIfMissing: a CSI driver "
+                "missing on a node)",
+            )
+            return ""
+        on_node = {
+            str(d.get("name") or "")
+            for d in (spec(csinode).get("drivers") or [] if csinode is not None else [])
+            if isinstance(d, dict)
+        }
+        for driver in sorted(set(new_volumes.values())):
+            obj = self.snapshot.get("CSIDriver", driver)
+            if obj is None or spec(obj).get("preventPodSchedulingIfMissing") is not True:
+                continue  # not found or not opted in: assumed installed, as upstream
+            if driver not in on_node:
+                return driver
+        return ""
 
     def _attached(self, node_info: NodeInfo, csinode: Obj | None) -> dict[str, str] | str:
         """The volumes the node's pods use (or the error), shared across pods for the snapshot's own

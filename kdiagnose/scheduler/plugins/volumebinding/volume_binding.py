@@ -44,6 +44,7 @@ from kdiagnose.scheduler.plugins.helper.storage import (
     volume_is_for_pod,
     volume_mode_mismatch,
 )
+from kdiagnose.scheduler.plugins.noderesources.fit import broken_linear, go_round
 
 if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
@@ -111,11 +112,33 @@ class _State:
     bound: list[_Bound] = field(default_factory=list)
     delay: list[_Unbound] = field(default_factory=list)  # pod volume order
     delay_by_size: list[_Unbound] = field(default_factory=list)
+    # podVolumesByNode for Score (v1.37 StorageCapacityScoring): per node that passed Filter, the static
+    # bindings (claim, PV) and the dynamic provisions (claim, its CSIStorageCapacity's capacity or None).
+    by_node: dict[str, tuple[list[tuple[_Unbound, Obj]], list[tuple[_Unbound, int | None]]]] = field(
+        default_factory=dict
+    )
 
 
 def _labels(m: dict[str, Any]) -> dict[str, str]:
     labels = m.get("labels")
     return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
+
+
+def _requests(pvc: Obj) -> dict[str, Any] | None:
+    res = spec(pvc).get("resources")
+    req = res.get("requests") if isinstance(res, dict) else None
+    return req if isinstance(req, dict) else None
+
+
+def _shape(args: dict[str, Any]) -> list[tuple[int, int]]:
+    """VolumeBindingArgs.shape as defaulted when StorageCapacityScoring is on: (0, 10), (100, 0)."""
+    raw = args.get("shape")
+    points: list[tuple[int, int]] = []
+    if isinstance(raw, list):
+        for p in raw:
+            if isinstance(p, dict):
+                points.append((int(p.get("utilization") or 0), int(p.get("score") or 0)))
+    return points or [(0, 10), (100, 0)]
 
 
 def _value(raw: Any) -> int:
@@ -238,6 +261,7 @@ class VolumeBinding(Plugin):
             return Status.error(str(e))
         if reasons:
             return Status.unresolvable(*reasons, details=tuple(details))
+        st.by_node.setdefault(node_info.name, ([], []))
         return SUCCESS
 
     def _find_pod_volumes(self, st: _State, node_info: NodeInfo) -> tuple[list[str], list[dict[str, Any]]]:
@@ -278,6 +302,9 @@ class VolumeBinding(Plugin):
         self, st: _State, node_info: NodeInfo, details: list[dict[str, Any]]
     ) -> tuple[bool, bool]:
         name = node_info.name
+        static: list[tuple[_Unbound, Obj]] = []
+        dynamic: list[tuple[_Unbound, int | None]] = []
+        st.by_node[name] = (static, dynamic)
         to_provision: list[_Unbound] = []
         selected = {id(c) for c in st.delay if c.selected_node is not None}
         for c in st.delay:
@@ -289,14 +316,14 @@ class VolumeBinding(Plugin):
         ok = True
         to_match = [c for c in st.delay_by_size if id(c) not in selected]
         if to_match:
-            ok, unmatched = self._find_matching_volumes(to_match, node_info)
+            ok, unmatched = self._find_matching_volumes(to_match, node_info, static)
             to_provision.extend(unmatched)
         if to_provision:
-            return self._check_provisions(to_provision, node_info, details)
+            return self._check_provisions(to_provision, node_info, details, dynamic)
         return ok, True
 
     def _find_matching_volumes(
-        self, claims: list[_Unbound], node_info: NodeInfo
+        self, claims: list[_Unbound], node_info: NodeInfo, matched: list[tuple[_Unbound, Obj]]
     ) -> tuple[bool, list[_Unbound]]:
         """findMatchingVolumes: one PV per claim (smallest fit), never the same PV twice."""
         chosen: set[str] = set()
@@ -309,6 +336,7 @@ class VolumeBinding(Plugin):
                 found = False
                 continue
             chosen.add(str(meta(pv).get("name") or ""))
+            matched.append((c, pv))
         return found, unmatched
 
     def _find_matching_volume(self, c: _Unbound, node_info: NodeInfo, excluded: set[str]) -> Obj | None:
@@ -397,7 +425,11 @@ class VolumeBinding(Plugin):
         return c.candidates
 
     def _check_provisions(
-        self, claims: list[_Unbound], node_info: NodeInfo, details: list[dict[str, Any]]
+        self,
+        claims: list[_Unbound],
+        node_info: NodeInfo,
+        details: list[dict[str, Any]],
+        provisions: list[tuple[_Unbound, int | None]],
     ) -> tuple[bool, bool]:
         """checkVolumeProvisions: (provisioning possible, enough capacity)."""
         labels = node_info.node.labels
@@ -414,34 +446,40 @@ class VolumeBinding(Plugin):
             if not match_topology_selector_terms(sc.get("allowedTopologies"), labels):
                 details.append({"claim": c.key, "storage_class": c.cls, "allowed_topologies": False})
                 return False, True
-            if not self._has_enough_capacity(provisioner, c, labels):
+            enough, capacity = self._has_enough_capacity(provisioner, c, labels)
+            if not enough:
                 details.append({"claim": c.key, "storage_class": c.cls, "requested": str(c.requested)})
                 return True, False
+            provisions.append((c, capacity))
         return True, True
 
-    def _has_enough_capacity(self, provisioner: str, c: _Unbound, labels: dict[str, str]) -> bool:
+    def _has_enough_capacity(
+        self, provisioner: str, c: _Unbound, labels: dict[str, str]
+    ) -> tuple[bool, int | None]:
         """hasEnoughCapacity: only for CSI drivers with storageCapacity: true; a node without a matching
-        CSIStorageCapacity object has none."""
+        CSIStorageCapacity object has none. Also the matching object's `capacity` (Score reads it; the
+        first match in input order, where upstream takes the informer's order)."""
         requests = (spec(c.pvc).get("resources") or {}).get("requests")
         if not isinstance(requests, dict) or "storage" not in requests:
-            return True
+            return True, None
         driver = self.snapshot.get("CSIDriver", provisioner)
         if driver is None or spec(driver).get("storageCapacity") is not True:
-            return True
+            return True, None
         size = _value(requests["storage"])
-        for limit, topology in self._capacities(c.cls):
+        for limit, topology, capacity in self._capacities(c.cls):
             if (
                 limit is not None
                 and limit >= size
                 and topology is not None
                 and all(r.matches(labels) for r in topology)
             ):
-                return True
-        return False
+                return True, capacity
+        return False, None
 
-    def _capacities(self, cls: str) -> list[tuple[int | None, tuple[LabelRequirement, ...] | None]]:
-        """CSIStorageCapacity objects of a class: (maximumVolumeSize or capacity, parsed nodeTopology)."""
-        idx: dict[str, list[tuple[int | None, tuple[LabelRequirement, ...] | None]]] | None = (
+    def _capacities(self, cls: str) -> list[tuple[int | None, tuple[LabelRequirement, ...] | None, int]]:
+        """CSIStorageCapacity objects of a class: (maximumVolumeSize or capacity, parsed nodeTopology,
+        capacity)."""
+        idx: dict[str, list[tuple[int | None, tuple[LabelRequirement, ...] | None, int]]] | None = (
             self.snapshot.cache.get(_CAPACITY_KEY)
         )
         if idx is None:
@@ -453,7 +491,9 @@ class VolumeBinding(Plugin):
                 limit = None if raw is None else _value(raw)
                 topo = cap.get("nodeTopology")
                 reqs = parse_label_selector(topo) if isinstance(topo, dict) else None
-                idx.setdefault(str(cap.get("storageClassName") or ""), []).append((limit, reqs))
+                idx.setdefault(str(cap.get("storageClassName") or ""), []).append(
+                    (limit, reqs, _value(cap.get("capacity")))
+                )
             self.snapshot.cache[_CAPACITY_KEY] = idx
         return idx.get(cls, [])
 
@@ -484,4 +524,45 @@ class VolumeBinding(Plugin):
     # ------------------------------------------------------------------ Score
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
-        return SKIP
+        # Without StorageCapacityScoring the plugin has no scorer and skips (v1.36 and older). With it
+        # (v1.37), PreScore succeeds for every pod, so VolumeBinding scores even pods without claims (0).
+        return SUCCESS if self.dialect.storage_capacity_scoring else SKIP
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
+        """Score: per storage class, requested over capacity through the shape (default: 0% -> 100,
+        100% -> 0); the mean over classes, rounded. Static bindings when there are any, else the dynamic
+        provisions that found a CSIStorageCapacity."""
+        st: _State | None = state.read(_STATE_KEY)
+        volumes = st.by_node.get(node_info.name) if st is not None else None
+        if volumes is None:
+            return 0, SUCCESS
+        static, dynamic = volumes
+        classes: dict[str, list[int]] = {}
+        if static:
+            for c, pv in static:
+                r = classes.setdefault(str(spec(pv).get("storageClassName") or ""), [0, 0])
+                cap = spec(pv).get("capacity")
+                r[0] += _value((_requests(c.pvc) or {}).get("storage"))
+                r[1] += _value(cap.get("storage") if isinstance(cap, dict) else None)
+        else:
+            for c, capacity in dynamic:
+                if capacity is None:
+                    continue
+                r = classes.setdefault(c.cls, [0, 0])
+                # `=`, not `+=`: two claims of one class share the node's one capacity.
+                r[1] = capacity
+                r[0] += _value((_requests(c.pvc) or {}).get("storage"))
+        return self._capacity_score(classes), SUCCESS
+
+    def _capacity_score(self, classes: dict[str, list[int]]) -> int:
+        """scorer.go buildScorerFunction over VolumeBindingArgs.shape (scores x10, as New scales them)."""
+        if not classes:
+            return 0
+        raw = broken_linear([(u, s * 10) for u, s in _shape(self.handle.args)])
+        total = 0
+        for requested, capacity in classes.values():
+            if capacity == 0 or requested > capacity:
+                total += raw(100)
+            else:
+                total += raw(requested * 100 // capacity)
+        return go_round(total / len(classes))
