@@ -592,13 +592,13 @@ BAD_FILES = [
     pytest.param(
         "deep.yaml",
         NODE_YAML + "x: " + "[" * 50_000 + "]" * 50_000 + "\n",
-        "recursion",
+        "nested more than 200 levels deep",
         id="deeply nested YAML",
     ),
     pytest.param(
         "deepmap.yaml",
         NODE_YAML + "x: " + "{a: " * 20_000 + "1" + "}" * 20_000 + "\n",
-        "recursion",
+        "nested more than 200 levels deep",
         id="deeply nested YAML mappings",
     ),
     pytest.param(

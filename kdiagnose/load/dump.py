@@ -39,8 +39,9 @@ _MIN_ALL_NAMESPACES = 3
 
 
 def input_warnings(result: LoadResult) -> list[str]:
-    """Warnings only the file layout can tell: a cluster-info dump without -A, nodes without any pods."""
-    out: list[str] = []
+    """Warnings only the file layout can tell: a cluster-info dump without -A, nodes without any pods, a file
+    that looks cut off."""
+    out: list[str] = list(result.warnings)
     for root, namespaces in result.cluster_info_dumps.items():
         if len(namespaces) < _MIN_ALL_NAMESPACES:
             out.append(

@@ -7,11 +7,12 @@ is what the tests pin down. Above FAST_MIN_BYTES a kubectl-style List is streame
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from kdiagnose.load.raw import LoadResult
 
-__all__ = ["FAST_MIN_BYTES", "load_large_file"]
+__all__ = ["FAST_MIN_BYTES", "load_large_bytes", "load_large_file"]
 
 FAST_MIN_BYTES = 16 << 20
 
@@ -34,3 +35,18 @@ def load_large_file(path: Path, source: str, result: LoadResult) -> bool:
 
         return load_yaml_list(path, source, result)
     return False
+
+
+def load_large_bytes(data: bytes, source: str, result: LoadResult) -> bool:
+    """The same for bytes already read (stdin, archive members): big Lists and top-level sequences are
+    decoded in batches, so their items are checked as they come."""
+    if len(data) < FAST_MIN_BYTES:
+        return False
+    head = data[:4096].lstrip()
+    if head.startswith(b"{"):
+        from kdiagnose.load.stream_json import load_json_list
+
+        return load_json_list(io.BytesIO(data), source, result)
+    from kdiagnose.load.stream_yaml import load_yaml_list
+
+    return load_yaml_list(io.BytesIO(data), source, result)

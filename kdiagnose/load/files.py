@@ -7,7 +7,6 @@ fast.py. Every failure names the file (and document / line where known) and beco
 
 from __future__ import annotations
 
-import gzip
 import io
 import os
 import sys
@@ -17,8 +16,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
 from kdiagnose.errors import InputError
-from kdiagnose.load.fast import load_large_file
-from kdiagnose.load.parse import is_tar_bytes, parse_bytes, parse_text
+from kdiagnose.load.fast import load_large_bytes, load_large_file
+from kdiagnose.load.limits import MAX_ARCHIVE_DEPTH, Budget, LimitError, gunzip, read_input, read_stream
+from kdiagnose.load.parse import Shapes, is_tar_bytes, parse_bytes, parse_text
 from kdiagnose.load.raw import KNOWN_KINDS, LoadResult, Obj, RawObject, record_list, where
 
 __all__ = [
@@ -46,7 +46,8 @@ _IGNORED_NAMES = {"logs.txt"}
 def iter_documents(
     docs: list[Any], source: str, result: LoadResult, lines: list[int] | None = None
 ) -> Iterator[RawObject]:
-    """Flatten Lists (`kind: List`, typed `PodList` whose items may lack kind) into objects."""
+    """Flatten Lists (`kind: List`, typed `PodList` whose items may lack kind, Lists inside Lists, as kubectl
+    accepts them) into objects."""
     for i, doc in enumerate(docs):
         line = lines[i] if lines and i < len(lines) else 0
         if doc is None:
@@ -54,7 +55,7 @@ def iter_documents(
         if isinstance(doc, list):
             for item in doc:
                 if isinstance(item, dict):
-                    yield RawObject(item, source, i, line)
+                    yield from _flatten(item, source, result, i, line, 0)
                 elif item is not None:
                     raise InputError(f"{where(source, i, line)}: list item is not a Kubernetes object")
             continue
@@ -62,42 +63,88 @@ def iter_documents(
             raise InputError(
                 f"{where(source, i, line)}: not a Kubernetes object (a {type(doc).__name__}, expected a mapping)"
             )
-        kind = doc.get("kind")
-        if (
-            isinstance(kind, str)
-            and kind.endswith("List")
-            and isinstance(doc.get("items", []), list | type(None))
-        ):
-            item_kind = kind[: -len("List")] if kind != "List" else ""
-            if item_kind:
-                result.list_kinds.add(item_kind)
-            api_version = doc.get("apiVersion")
-            for item in doc.get("items") or []:
-                if not isinstance(item, dict):
+        yield from _flatten(doc, source, result, i, line, 0)
+
+
+def _flatten(doc: Obj, source: str, result: LoadResult, i: int, line: int, depth: int) -> Iterator[RawObject]:
+    kind = doc.get("kind")
+    for key in ("kind", "apiVersion"):
+        value = doc.get(key)
+        if value is not None and not isinstance(value, str):
+            raise InputError(f"{where(source, i, line)}: {key} is a {type(value).__name__}, not a string")
+    if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
+        items = doc.get("items")
+        if items is not None and not isinstance(items, list):
+            raise InputError(
+                f"{where(source, i, line)}: {kind}: items is a {type(items).__name__}, not a list"
+            )
+        item_kind = kind[: -len("List")] if kind != "List" else ""
+        if item_kind:
+            result.list_kinds.add(item_kind)
+        api_version = doc.get("apiVersion")
+        for item in items or []:
+            if not isinstance(item, dict):
+                if item is None:
                     continue
-                if item_kind and "kind" not in item:
-                    # In place: a copy per item costs seconds on a 150,000-pod PodList.
-                    item["kind"] = item_kind
-                    item.setdefault("apiVersion", api_version)
+                raise InputError(f"{where(source, i, line)}: {kind} item is not a Kubernetes object")
+            if item_kind and "kind" not in item:
+                # In place: a copy per item costs seconds on a 150,000-pod PodList.
+                item["kind"] = item_kind
+                item.setdefault("apiVersion", api_version)
+            if (
+                depth < 8
+                and isinstance(item.get("kind"), str)
+                and item["kind"].endswith("List")
+                and "items" in item
+            ):
+                yield from _flatten(item, source, result, i, line, depth + 1)
+            else:
                 yield RawObject(item, source, i, line)
-            continue
-        yield RawObject(doc, source, i, line)
+        return
+    yield RawObject(doc, source, i, line)
 
 
-def _load_bytes(data: bytes, source: str, result: LoadResult, *, explicit: bool) -> int:
+def _looks_truncated(data: bytes) -> bool:
+    """The last line has no newline and ends inside a value: `phase: Pend`, `"na`, `cpu: 100` cut mid-key."""
+    if not data or data.endswith((b"\n", b"\r")):
+        return False
+    last = data[data.rfind(b"\n") + 1 :].strip()
+    if not last or last.startswith(b"#") or last in (b"---", b"..."):
+        return False
+    return not last.endswith((b"}", b"]")) or last.count(b"{") + last.count(b"[") > last.count(
+        b"}"
+    ) + last.count(b"]")
+
+
+def _load_bytes(
+    data: bytes,
+    source: str,
+    result: LoadResult,
+    *,
+    explicit: bool,
+    budget: Budget | None = None,
+    depth: int = 0,
+    stream: bool = True,
+) -> int:
     """Load one file's objects; returns how many documents it had. An explicitly named file must have some."""
+    if budget is None:
+        budget = Budget(source)
     if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as e:
-            raise InputError(f"{source}: cannot decompress: {e}") from None
+        data = gunzip(data, source, budget)
         if is_tar_bytes(data):
-            _load_tar_stream(io.BytesIO(data), source, result)
+            _load_tar_stream(io.BytesIO(data), source, result, budget, depth)
             return 1
     elif is_tar_bytes(data):
-        _load_tar_stream(io.BytesIO(data), source, result)
+        _load_tar_stream(io.BytesIO(data), source, result, budget, depth)
         return 1
-    docs, lines = parse_bytes(data, source)
+    if stream and load_large_bytes(data, source, result):
+        return 1
+    docs, lines = parse_bytes(data, source, Shapes(source))
+    if docs and _looks_truncated(data):
+        result.warnings.append(
+            f"{source} looks truncated (its last line has no newline and ends inside a value): "
+            "objects at its end may be incomplete"
+        )
     result.files.append(source)
     before = len(result.objects)
     lists_before = len(result.list_kinds)
@@ -137,6 +184,9 @@ class _FileReader:
 
     def __call__(self) -> bytes:
         return _read(self.path)
+
+    def __repr__(self) -> str:
+        return f"_FileReader({self.path})"
 
 
 def _reader(path: Path) -> Callable[[], bytes]:
@@ -181,10 +231,14 @@ def _wanted(relpath: str) -> bool:
 
 
 def _load_tree(
-    root: str, entries: list[tuple[str, Callable[[], bytes]]], result: LoadResult, label: Callable[[str], str]
+    root: str,
+    entries: list[tuple[str, Callable[[], bytes]]],
+    result: LoadResult,
+    label: Callable[[str], str],
+    budget: Budget | None = None,
+    depth: int = 0,
 ) -> None:
     """Files of a directory or archive, in name order; records `kubectl cluster-info dump` layouts."""
-
     before = len(result.objects)
     lists_before = len(result.list_kinds)
     names = sorted(rel for rel, _ in entries)
@@ -192,37 +246,54 @@ def _load_tree(
         result.cluster_info_dumps[label(dump_root) if dump_root else root] = namespaces
     for rel, read in sorted(entries, key=lambda e: e[0]):
         source = label(rel)
+        file_budget = budget if budget is not None else Budget(source)
         if rel.endswith(_TAR_EXTS) and not rel.endswith(_EXTS):
-            _load_tar_stream(io.BytesIO(read()), source, result)
+            _load_tar_stream(io.BytesIO(read()), source, result, file_budget, depth)
             continue
         if isinstance(read, _FileReader) and load_large_file(read.path, source, result):
             continue  # a cluster-info dump's big <ns>/pods.json, streamed
-        _load_bytes(read(), source, result, explicit=False)
+        _load_bytes(
+            read(),
+            source,
+            result,
+            explicit=False,
+            budget=file_budget,
+            depth=depth,
+            stream=not isinstance(read, _FileReader),
+        )
     _require_objects(
         result, before, lists_before, f"{root}: no Kubernetes objects in any .yaml/.yml/.json file"
     )
 
 
-def _load_tar_stream(stream: BinaryIO, source: str, result: LoadResult) -> None:
+def _load_tar_stream(
+    stream: BinaryIO, source: str, result: LoadResult, budget: Budget, depth: int = 0
+) -> None:
+    if depth >= MAX_ARCHIVE_DEPTH:
+        raise LimitError(f"{source}: archives nested more than {MAX_ARCHIVE_DEPTH} deep")
     try:
         with tarfile.open(fileobj=stream, mode="r:*") as tar:
-            members = [m for m in tar.getmembers() if m.isfile() and _wanted(m.name)]
             entries: list[tuple[str, Callable[[], bytes]]] = []
-            for m in members:
+            for m in tar:  # one header at a time: a million empty members cost no list of a million
+                budget.member(source)
+                if not (m.isfile() and _wanted(m.name)):
+                    continue
+                budget.take(m.size, f"{source}:{m.name}")
                 f = tar.extractfile(m)
                 data = f.read() if f is not None else b""
                 entries.append((m.name.removeprefix("./"), _const(data)))
     except (tarfile.TarError, OSError, EOFError) as e:
         first = (str(e).splitlines() or [""])[0].rstrip(": ")
         raise InputError(f"{source}: cannot read archive: {first or type(e).__name__}") from None
-    _load_tree(source, entries, result, lambda rel: f"{source}:{rel}")
+    _load_tree(source, entries, result, lambda rel: f"{source}:{rel}", budget, depth + 1)
 
 
-def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
+def _read(path: Path, source: str | None = None) -> bytes:
+    return read_input(path, source or str(path))
+
+
+def _walk_error(e: OSError) -> None:
+    raise InputError(f"{e.filename}: cannot read directory: {e.strerror or e}")
 
 
 def load_paths(paths: list[str], stdin: BinaryIO | None = None) -> LoadResult:
@@ -235,14 +306,14 @@ def load_paths(paths: list[str], stdin: BinaryIO | None = None) -> LoadResult:
     for p in paths:
         if p == "-":
             stream = stdin if stdin is not None else sys.stdin.buffer
-            _load_bytes(stream.read(), "<stdin>", result, explicit=True)
+            _load_bytes(read_stream(stream, "<stdin>"), "<stdin>", result, explicit=True)
             continue
         path = Path(p)
         if not path.exists():
             raise InputError(f"{p}: no such file or directory")
         if path.is_dir():
             entries: list[tuple[str, Callable[[], bytes]]] = []
-            for dirpath, dirnames, filenames in os.walk(path):
+            for dirpath, dirnames, filenames in os.walk(path, onerror=_walk_error):
                 dirnames.sort()
                 for fn in filenames:
                     full = Path(dirpath, fn)
@@ -252,14 +323,10 @@ def load_paths(paths: list[str], stdin: BinaryIO | None = None) -> LoadResult:
             _load_tree(p, entries, result, _labeller(path))
             continue
         if path.name.endswith(_TAR_EXTS):
-            try:
-                with path.open("rb") as f:
-                    _load_tar_stream(io.BytesIO(f.read()), p, result)
-            except OSError as e:
-                raise InputError(f"{p}: cannot read: {e.strerror or e}") from None
+            _load_tar_stream(io.BytesIO(_read(path, p)), p, result, Budget(p))
             continue
         if not load_large_file(path, p, result):
-            _load_bytes(_read(path), p, result, explicit=True)
+            _load_bytes(_read(path, p), p, result, explicit=True, stream=not path.is_file())
     _validate(result)
     return result
 

@@ -11,12 +11,25 @@ Every failure names the file (and document / line where known) and becomes a one
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from kdiagnose.errors import InputError
+from kdiagnose.load.limits import (
+    MAX_DEPTH,
+    MAX_NUMBER_DIGITS,
+    MAX_SHAPELESS_DOCS,
+    LimitError,
+    check_json_depth,
+    check_value,
+    check_yaml_text,
+    value_error_text,
+)
 from kdiagnose.load.raw import where
 
-__all__ = ["is_tar_bytes", "parse_bytes", "parse_text"]
+__all__ = ["DocCheck", "Shapes", "is_tar_bytes", "parse_bytes", "parse_text"]
+
+DocCheck = Callable[[Any, int, int], None]  # (document, 0-based index, 1-based line): raises to reject
 
 # `kubectl cluster-info dump` to stdout interleaves container logs between the JSON documents.
 _LOG_START = "==== START logs for"
@@ -31,18 +44,40 @@ def _json_error(source: str, e: Any) -> InputError:
     return InputError(f"{where(source, None, getattr(e, 'lineno', 0))}: invalid JSON: {getattr(e, 'msg', e)}")
 
 
-def _decode_json(text: str, source: str) -> list[Any]:
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_NUMBER_DIGITS:
+        raise ValueError(f"integer with more than {MAX_NUMBER_DIGITS} digits")
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number out of range: {text[:40]}")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _decode_json(text: str, source: str, check: DocCheck | None = None) -> list[Any]:
     import orjson
 
     try:
-        return [orjson.loads(text)]
+        value = orjson.loads(text)
     except orjson.JSONDecodeError:
         pass
+    else:
+        check_json_depth(value, text, lambda: source)
+        if check is not None:
+            check(value, 0, 0)
+        return [value]
     # A stream of concatenated JSON values (`kubectl get -o json` of several kinds, `kubectl cluster-info dump`
-    # to stdout, which interleaves container logs between the Lists).
+    # to stdout, which interleaves container logs between the Lists); numbers orjson refuses (over 64 bits).
     import json
 
-    dec = json.JSONDecoder()
+    dec = json.JSONDecoder(parse_int=_parse_int, parse_float=_parse_float, parse_constant=_no_constant)
     out: list[Any] = []
     pos = 0
     n = len(text)
@@ -58,13 +93,21 @@ def _decode_json(text: str, source: str) -> list[Any]:
             nl = text.find("\n", end)
             pos = n if nl < 0 else nl + 1
             continue
+        start = pos
         try:
             value, pos = dec.raw_decode(text, pos)
         except json.JSONDecodeError as e:
             raise _json_error(source, e) from None
+        except ValueError as e:  # from the number hooks above
+            line = text.count("\n", 0, pos) + 1
+            raise LimitError(f"{where(source, None, line)}: invalid JSON: {e}") from None
         except RecursionError:
             # No Kubernetes object nests this deep; the stdlib decoder recurses per level.
-            raise InputError(f"{source}: JSON nested too deeply to be a Kubernetes object") from None
+            raise LimitError(f"{source}: JSON nested too deeply to be a Kubernetes object") from None
+        if isinstance(value, dict | list):
+            check_json_depth(value, text[start:pos] if pos - start < 1 << 20 else text, lambda: source)
+        if check is not None:
+            check(value, len(out), 0)
         out.append(value)
 
 
@@ -114,32 +157,101 @@ def _yaml_error(source: str, starts: list[int], line: int, reason: str) -> Input
     return InputError(f"{where(source, doc, line)}: invalid YAML: {reason}")
 
 
-def _decode_yaml(text: str, source: str) -> tuple[list[Any], list[int] | None]:
-    """Documents (None for empty ones) and the line each starts at (None when unsure)."""
-    starts = _doc_starts(text)
+_DOC_MARK = re.compile(r"(?m)^---(?=[ \t\r\n]|$)")
+_DOC_END_OR_DIRECTIVE = re.compile(r"(?m)^(?:%|\.\.\.(?:[ \t\r\n]|$))")
+
+
+_FIRST_CONTENT = re.compile(r"(?m)^[ \t]*[^\s#]")
+
+
+def _first_content_line(text: str) -> int:
+    """1-based line of the first line that is neither blank nor a comment (a document's start)."""
+    m = _FIRST_CONTENT.search(text)
+    return text.count("\n", 0, m.start()) + 1 if m else 1
+
+
+def _yaml_chunks(text: str) -> Iterator[tuple[str, int, bool]]:
+    """(text, first line, more follow) of each document, split at `---` lines without building them all.
+    (A `---` at column 0 ends any document, block scalars included: YAML's c-forbidden lines.) A file with
+    directives or `...` end markers is one chunk for the parser to split."""
+    if _DOC_END_OR_DIRECTIVE.search(text):
+        yield text, _first_content_line(text), False
+        return
+    marks = _DOC_MARK.finditer(text)
+    first = next(marks, None)
+    if first is None:
+        yield text, _first_content_line(text), False
+        return
+    head = text[: first.start()]
+    line = 1
+    if _FIRST_CONTENT.search(head):
+        yield head, _first_content_line(head), True
+    line += head.count("\n")
+    start = first.start()
+    for m in marks:
+        yield text[start : m.start()], line, True
+        line += text.count("\n", start, m.start())
+        start = m.start()
+    yield text[start:], line, False
+
+
+def _decode_yaml(text: str, source: str, check: DocCheck | None = None) -> tuple[list[Any], list[int] | None]:
+    """Documents (None for empty ones) and the line each starts at, decoded one at a time within the
+    limits of load/limits.py; `check` sees each document as it is decoded."""
     try:
-        import yaml_rs
+        import yaml_rs  # noqa: F401
     except ImportError:
-        docs = _decode_yaml_pyyaml(text, source, starts)
+        rs = False
     else:
-        try:
-            res = yaml_rs.loads(
-                text, parse_datetime=False, duplicate_key_policy=yaml_rs.DuplicateKeyPolicy.LastWins
+        rs = True
+    docs: list[Any] = []
+    lines: list[int] = []
+    for chunk, line0, more in _yaml_chunks(text):
+        multi = more or bool(docs)
+        index = len(docs)
+
+        def at(line: int, index: int = index, multi: bool = multi, line0: int = line0) -> str:
+            return where(
+                source, index if multi else None, line0 - 1 + line if line > 0 else line0 if multi else 0
             )
-        except yaml_rs.YAMLDecodeError as e:
-            msg = str(e)
-            lines = [x for x in msg.splitlines() if x.strip()]
-            m = _YAML_ERR_RE.search(lines[0]) if lines else None
-            reason = lines[-1].strip() if lines else "parse error"
-            if m and len(lines) == 1:
-                reason = "parse error"
-            raise _yaml_error(source, starts, int(m.group(1)) if m else 0, reason) from None
-        except (ValueError, RecursionError) as e:  # alias-expansion limits and the like
-            raise InputError(f"{source}: invalid YAML: {e}") from None
-        docs = res if len(starts) > 1 and isinstance(res, list) else [res]
-        if "<<" in text:
-            docs = [_expand_merge_keys(d) for d in docs]
-    return docs, (starts if len(starts) == len(docs) else None)
+
+        check_yaml_text(chunk, source, at, flow=not rs)
+        found = _decode_yaml_rs(chunk, at) if rs else _decode_yaml_pyyaml(chunk, source, [1], at)
+        for doc in found:
+            doc = check_value(doc, lambda: at(0))
+            if isinstance(doc, dict | list) and "<<" in chunk:
+                doc = _expand_merge_keys(doc)
+            if check is not None:
+                check(doc, len(docs), line0)
+            docs.append(doc)
+            lines.append(line0)
+    return docs, (lines if len(lines) == len(docs) and all(lines) else None)
+
+
+def _decode_yaml_rs(text: str, at: Callable[[int], str]) -> list[Any]:
+    import yaml_rs
+
+    try:
+        res = yaml_rs.loads(
+            text, parse_datetime=False, duplicate_key_policy=yaml_rs.DuplicateKeyPolicy.LastWins
+        )
+    except yaml_rs.YAMLDecodeError as e:
+        msg = str(e)
+        lines = [x for x in msg.splitlines() if x.strip()]
+        m = _YAML_ERR_RE.search(lines[0]) if lines else None
+        reason = lines[-1].strip() if lines else "parse error"
+        if m and len(lines) == 1:
+            reason = "parse error"
+        if "recursion limit" in reason:  # yaml-rs' own bound on flow nesting
+            raise LimitError(
+                f"{at(int(m.group(1)) if m else 0)}: nested more than {MAX_DEPTH} levels deep"
+            ) from None
+        raise InputError(f"{at(int(m.group(1)) if m else 0)}: invalid YAML: {reason}") from None
+    except (ValueError, RecursionError, OverflowError) as e:  # alias-expansion limits, 4,300-digit integers
+        raise InputError(f"{at(0)}: invalid YAML: {value_error_text(e)}") from None
+    if isinstance(res, list) and _DOC_END_OR_DIRECTIVE.search(text) and len(_doc_starts(text)) > 1:
+        return res  # several documents in one chunk (after `...` or directives)
+    return [res]
 
 
 def _pyyaml_loader() -> Any:
@@ -171,7 +283,9 @@ def _pyyaml_loader() -> Any:
     return Loader
 
 
-def _decode_yaml_pyyaml(text: str, source: str, starts: list[int]) -> list[Any]:
+def _decode_yaml_pyyaml(
+    text: str, source: str, starts: list[int], at: Callable[[int], str] | None = None
+) -> list[Any]:
     import yaml
 
     try:
@@ -179,7 +293,12 @@ def _decode_yaml_pyyaml(text: str, source: str, starts: list[int]) -> list[Any]:
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 0
-        raise _yaml_error(source, starts, line, str(getattr(e, "problem", None) or e)) from None
+        reason = str(getattr(e, "problem", None) or e)
+        if at is not None:
+            raise InputError(f"{at(line)}: invalid YAML: {reason}") from None
+        raise _yaml_error(source, starts, line, reason) from None
+    except (ValueError, RecursionError, OverflowError) as e:
+        raise InputError(f"{source}: invalid YAML: {value_error_text(e)}") from None
 
 
 def is_tar_bytes(data: bytes) -> bool:
@@ -191,7 +310,11 @@ def parse_text(data: bytes, source: str) -> list[Any]:
     return [d for d in parse_bytes(data, source)[0] if d is not None]
 
 
-def parse_bytes(data: bytes, source: str) -> tuple[list[Any], list[int] | None]:
+def parse_bytes(
+    data: bytes, source: str, check: DocCheck | None = None
+) -> tuple[list[Any], list[int] | None]:
+    """Documents and the line each starts at (None when unsure); `check` sees each document as it is
+    decoded (Shapes rejects documents of no Kubernetes shape before the rest are built)."""
     if b"\x00" in data[:8192]:
         raise InputError(f"{source}: binary file, not YAML or JSON")
     try:
@@ -203,9 +326,36 @@ def parse_bytes(data: bytes, source: str) -> tuple[list[Any], list[int] | None]:
         return [], None
     if stripped[0] in "{[":
         try:
-            return _decode_json(text, source), None
+            return _decode_json(text, source, check), None
+        except LimitError:
+            raise
         except InputError:
             if source.endswith(".json"):
                 raise
             # JSON is YAML: a flow-style YAML file or a JSON with YAML-only syntax; YAML gives the error.
-    return _decode_yaml(text, source)
+    return _decode_yaml(text, source, check)
+
+
+class Shapes:
+    """Rejects a file's documents of no Kubernetes shape as they are decoded, not after all are built."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.shapeless = 0
+
+    def __call__(self, doc: Any, index: int, line: int) -> None:
+        if isinstance(doc, list):
+            return  # items are checked by iter_documents; huge top-level sequences are streamed (fast.py)
+        if isinstance(doc, dict) and isinstance(doc.get("kind"), str):
+            return
+        if doc is not None and not isinstance(doc, dict):
+            raise InputError(
+                f"{where(self.source, index, line)}: not a Kubernetes object "
+                f"(a {type(doc).__name__}, expected a mapping)"
+            )
+        self.shapeless += 1
+        if self.shapeless > MAX_SHAPELESS_DOCS:
+            raise LimitError(
+                f"{where(self.source, index, line)}: more than {MAX_SHAPELESS_DOCS} documents that are "
+                "empty or have no kind: not Kubernetes objects"
+            )

@@ -76,6 +76,7 @@ class LoadResult:
     list_kinds: set[str] = field(default_factory=set)  # kinds of typed Lists seen, even when empty
     # `kubectl cluster-info dump --output-directory` trees found in the input: root -> namespace folders.
     cluster_info_dumps: dict[str, list[str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # e.g. a file that looks cut off
 
 
 def record_list(result: LoadResult, source: str, objects: list[RawObject], shell: dict[str, Any]) -> bool:

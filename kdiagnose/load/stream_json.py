@@ -24,6 +24,7 @@ import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
 from kdiagnose.load.gcpause import without_gc
+from kdiagnose.load.limits import LimitError, check_value
 from kdiagnose.load.raw import LoadResult, RawObject, record_list
 from kdiagnose.load.trim import POD_CONDITIONS, trim_object, volume_is_relevant
 
@@ -141,7 +142,7 @@ def _slim_pod(item: _Item) -> Obj:
 
 
 def _full(raw: msgspec.Raw, typed: tuple[str, str] | None = None) -> Obj:
-    obj = _ANY.decode(raw)
+    obj = check_value(_ANY.decode(raw), lambda: "JSON item", keys=False)
     if not isinstance(obj, dict):
         raise _Fallback
     if typed is not None and "kind" not in obj:
@@ -161,9 +162,13 @@ def _decode_batch(batch: memoryview, typed: tuple[str, str] | None = None) -> li
     try:
         slim = _SLIM.decode(batch)
     except msgspec.ValidationError:
-        # Some item has a field of an unexpected type: decode the batch whole (the model reports it).
-        return [_checked(_full(r, typed)) for r in _RAW.decode(batch)]
-    except msgspec.DecodeError:
+        # Some item has a field of an unexpected type: decode the batch whole (the model reports it). Any
+        # error of that decode (a number out of range, nesting) is files.py's to report, with its line.
+        try:
+            return [_checked(_full(r, typed)) for r in _RAW.decode(batch)]
+        except (msgspec.DecodeError, RecursionError, ValueError, LimitError):
+            raise _Fallback from None
+    except (msgspec.DecodeError, RecursionError):
         raise _Fallback from None
     if typed is not None:
         for item in slim:
@@ -177,7 +182,10 @@ def _decode_batch(batch: memoryview, typed: tuple[str, str] | None = None) -> li
             continue
         if raws is None:
             raws = _RAW.decode(batch)
-        out.append(_checked(_full(raws[i], typed)))
+        try:
+            out.append(_checked(_full(raws[i], typed)))
+        except (msgspec.DecodeError, RecursionError, ValueError, LimitError):
+            raise _Fallback from None
     return out
 
 
@@ -255,10 +263,10 @@ def _stream(f: BinaryIO, source: str) -> tuple[list[RawObject], Obj]:
     return objects, shell
 
 
-def load_json_list(path: Path, source: str, result: LoadResult) -> bool:
+def load_json_list(path: Path | BinaryIO, source: str, result: LoadResult) -> bool:
     """Load a kubectl-layout JSON List file into `result`; False (and `result` untouched) for any other file."""
     try:
-        with path.open("rb") as f, without_gc():
+        with path.open("rb") if isinstance(path, Path) else path as f, without_gc():
             objects, shell = _stream(f, source)
     except (_Fallback, OSError):
         return False

@@ -119,17 +119,16 @@ def parse_pools(doc: Any, where: str = "pools") -> list[PoolSpec]:
 
 def load_pools(path: str) -> list[PoolSpec]:
     """Read a `--pools FILE` (YAML or JSON)."""
-    import yaml
-
     from kdiagnose.errors import InputError
+    from kdiagnose.load.limits import load_small_yaml
 
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = yaml.safe_load(f)
-    except OSError as e:
-        raise InputError(f"{path}: cannot read pools file: {e.strerror or e}") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: invalid pools file: {' '.join(str(e).split())}") from None
+        doc = load_small_yaml(path, "pools file")  # within the input limits (depth, aliases, numbers, size)
+    except InputError as e:
+        msg = str(e).removeprefix(f"{path}: ")
+        if msg.startswith("cannot read"):
+            raise InputError(f"{path}: cannot read pools file{msg.removeprefix('cannot read')}") from None
+        raise InputError(f"{path}: invalid pools file: {msg}") from None
     return parse_pools(doc, path)
 
 

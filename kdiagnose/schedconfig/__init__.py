@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from kdiagnose.errors import ConfigError, InputError
 from kdiagnose.schedconfig.build import BuildError, BuiltProfile, build_profile
 from kdiagnose.schedconfig.decode import ARGS_SCHEMAS, DecodeError, decode_config
@@ -51,11 +49,27 @@ class SchedulerConfig:
 
 def load_scheduler_config(path: str, dialect: Dialect, *, strict: bool = False) -> SchedulerConfig:
     """Read and check a `--scheduler-config` file as `kube-scheduler --config` would."""
+    from kdiagnose.load.limits import read_input
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"cannot read scheduler configuration {path}: {e.strerror or e}") from None
+        data = read_input(Path(path), path, _MAX_CONFIG_BYTES)
+    except InputError as e:
+        # Unreadable is exit 3; a stream that is binary or endless is a bad configuration (exit 2).
+        if "cannot read" in str(e):
+            raise InputError(
+                f"cannot read scheduler configuration {path}: {str(e).split(': ', 2)[-1]}"
+            ) from None
+        raise _fail(path, "load", str(e).removeprefix(f"{path}: ")) from None
+    if b"\x00" in data[:8192]:
+        raise _fail(path, "load", "a binary file, not YAML or JSON")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise _fail(path, "load", f"not UTF-8 text at byte {e.start}") from None
     return parse_scheduler_config(text, path, dialect, strict)
+
+
+_MAX_CONFIG_BYTES = 16 << 20
 
 
 def _fail(source: str, stage: str, message: str, hint: str = "") -> ConfigError:
@@ -66,10 +80,12 @@ def _fail(source: str, stage: str, message: str, hint: str = "") -> ConfigError:
 
 def parse_scheduler_config(text: str, source: str, dialect: Dialect, strict: bool = False) -> SchedulerConfig:
     """The same from text (e.g. a ConfigMap's data); `source` names it in errors and notes."""
+    from kdiagnose.load.limits import load_small_yaml_text
+
     try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise _fail(source, "load", f"error converting YAML to JSON: {e}") from None
+        doc = load_small_yaml_text(text, source)  # PyYAML within the input limits (depth, aliases, numbers)
+    except InputError as e:
+        raise _fail(source, "load", str(e).removeprefix(f"{source}: ")) from None
     try:
         cfg = decode_config(doc)
     except DecodeError as e:

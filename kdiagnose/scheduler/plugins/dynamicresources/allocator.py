@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from kdiagnose.model.quantity import QuantityError, parse_quantity
 from kdiagnose.scheduler.plugins.dynamicresources.cel import (
     CelCompileError,
+    CelOverBudget,
     CelRuntimeError,
     CelUnsupported,
     Quantity,
@@ -234,7 +235,7 @@ class DraIndex:
         # (expression, slice index, device index) -> result, shared across pods: a selector's verdict on a
         # device depends on nothing else.
         self.matches: dict[tuple[str, int, int], bool | CelRuntimeError | CelCompileError] = {}
-        self.unsupported: set[str] = set()
+        self.unsupported: dict[str, str] = {}  # expression -> why it was not evaluated
 
     def pools_for(self, node: Node) -> list[Pool]:
         pools = self._pools.get(node.name)
@@ -418,7 +419,7 @@ class Allocator:
         self.claims = claims
         self.new = index.dialect.dra_skips_unusable_pools
         # Selector expressions this pod met that the CEL subset cannot evaluate (treated as not matching).
-        self.unsupported: set[str] = set()
+        self.unsupported: dict[str, str] = {}  # expression -> why it was not evaluated
 
     def allocate(self, node: Node) -> list[list[str]] | None:
         """The request reference ("req" or "req/sub") of every allocated device, per claim; None when the
@@ -628,9 +629,12 @@ class _Run:
         if res is None:
             try:
                 program = compile_expression(expr)
+            except CelOverBudget as e:
+                self.index.unsupported[expr] = str(e)
+                res = False
             except CelUnsupported:
                 # Not evaluable here: treated as not matching; the plugin reports the expression.
-                self.index.unsupported.add(expr)
+                self.index.unsupported[expr] = "is beyond kdiagnose's CEL subset"
                 res = False
             except CelCompileError as e:
                 # isSelectable: a selector that does not compile is an error once a device is examined.
@@ -640,9 +644,12 @@ class _Run:
                     res = program.evaluate(s.devices[di].env(s.driver))
                 except CelRuntimeError as e:
                     res = e
+                except CelOverBudget as e:  # the cost budget: cel-go would cancel the evaluation
+                    self.index.unsupported[expr] = str(e)
+                    res = False
             self.index.matches[key] = res
         if res is False and expr in self.index.unsupported:
-            self.owner.unsupported.add(expr)
+            self.owner.unsupported[expr] = self.index.unsupported[expr]
         if isinstance(res, CelCompileError):
             raise AllocationError(f"{where}: CEL compile error: {res}")
         if isinstance(res, CelRuntimeError):

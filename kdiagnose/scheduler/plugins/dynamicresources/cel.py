@@ -24,7 +24,9 @@ from typing import Any
 from kdiagnose.model.quantity import QuantityError, parse_quantity
 
 __all__ = [
+    "COST_BUDGET",
     "CelCompileError",
+    "CelOverBudget",
     "CelRuntimeError",
     "CelUnsupported",
     "Program",
@@ -170,6 +172,17 @@ def _unquote(tok: str) -> str:
     return "".join(out)
 
 
+def _int_literal(text: str, base: int) -> int:
+    """cel-go parses int literals as int64 (uint64 with `u`): anything larger is a compile error, checked on
+    the digit count first (Python will not even convert 4,300 digits)."""
+    unsigned = text[-1] in "uU"
+    digits = text.rstrip("uU")
+    value = int(digits, base) if len(digits) <= 24 else 1 << 64
+    if (unsigned and value >= 1 << 64) or (not unsigned and value > (1 << 63)):
+        raise CelCompileError(f"compilation failed: invalid int literal: {text[:40]}")
+    return value
+
+
 def _tokenize(expr: str) -> list[tuple[str, Any]]:
     toks: list[tuple[str, Any]] = []
     pos = 0
@@ -183,11 +196,12 @@ def _tokenize(expr: str) -> list[tuple[str, Any]]:
         if kind == "ws":
             continue
         if kind == "float":
-            toks.append(("lit", float(text)))
-        elif kind == "hex":
-            toks.append(("lit", int(text.rstrip("uU"), 16)))
-        elif kind == "int":
-            toks.append(("lit", int(text.rstrip("uU"))))
+            value = float(text)
+            if value in (float("inf"), float("-inf")):
+                raise CelCompileError(f"compilation failed: invalid double literal: {text[:40]}")
+            toks.append(("lit", value))
+        elif kind in ("hex", "int"):
+            toks.append(("lit", _int_literal(text, 16 if kind == "hex" else 10)))
         elif kind == "string":
             toks.append(("lit", _unquote(text)))
         elif kind == "ident":
@@ -236,10 +250,34 @@ _MACROS = {"all", "exists", "exists_one"}
 _RELATIONS = {"<", "<=", ">", ">=", "==", "!=", "in"}
 
 
+# Nesting the evaluator takes (parentheses, `!`/`-` chains, list/call arguments): each parser level costs
+# about nine Python frames, so this stays well inside Python's recursion limit. cel-go's parser allows 250;
+# deeper expressions are "not evaluated" (with this reason), never a crash.
+MAX_NESTING = 48
+# Levels of the finished syntax tree (`a + a + ... + a` is as deep as it is long): the evaluator recurses per
+# level.
+MAX_AST_DEPTH = 200
+# k8s.io/api/resource: CELSelectorExpressionMaxLength (10 Ki) and CELSelectorExpressionMaxCost (1,000,000,
+# the per-call limit of the API server's CEL environment). The cost counted here is an approximation of
+# cel-go's: one per evaluated node, plus the size of strings and lists an operation walks or builds.
+MAX_EXPRESSION_LENGTH = 10 * 1024
+COST_BUDGET = 1_000_000
+
+
+class CelOverBudget(CelUnsupported):
+    """The expression is over a limit (length, nesting, cost): not evaluated, with the reason."""
+
+
 class _Parser:
     def __init__(self, toks: list[tuple[str, Any]]) -> None:
         self.toks = toks
         self.i = 0
+        self.depth = 0
+
+    def _enter(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise CelOverBudget(f"is nested more than {MAX_NESTING} levels deep")
 
     def peek(self) -> tuple[str, Any]:
         return self.toks[self.i]
@@ -266,12 +304,14 @@ class _Parser:
         return e
 
     def expr(self) -> Node:
+        self._enter()
         c = self.or_()
         if self.accept("?"):
             t = self.or_()
             self.expect(":")
             f = self.expr()
-            return ("cond", c, t, f)
+            c = ("cond", c, t, f)
+        self.depth -= 1
         return c
 
     def or_(self) -> Node:
@@ -308,11 +348,15 @@ class _Parser:
         return left
 
     def unary(self) -> Node:
-        if self.accept("!"):
-            return ("not", self.unary())
-        if self.accept("-"):
-            return ("neg", self.unary())
-        return self.member()
+        ops: list[str] = []
+        while self.peek() in (("op", "!"), ("op", "-")):
+            ops.append("not" if self.next()[1] == "!" else "neg")
+            if len(ops) > MAX_NESTING:
+                raise CelOverBudget(f"is nested more than {MAX_NESTING} levels deep")
+        e = self.member()
+        for op in reversed(ops):
+            e = (op, e)
+        return e
 
     def args(self) -> list[Node]:
         out: list[Node] = []
@@ -513,10 +557,8 @@ def _method(name: str, target: Any, args: list[Any]) -> Any:
                 return target.endswith(a)
             if name == "contains":
                 return a in target
-            try:
-                return re.search(a, target) is not None
-            except re.error as e:
-                raise CelRuntimeError(f"invalid regular expression: {e}") from None
+            _spend(len(target) + len(a))
+            return _regex(a).search(target) is not None
         if not args:
             if name == "size":
                 return len(target)
@@ -537,7 +579,10 @@ def _method(name: str, target: Any, args: list[Any]) -> Any:
                     raise CelRuntimeError("cannot convert value to integer")
                 return int(target.value)
             if name == "asApproximateFloat":
-                return float(target.value)
+                try:
+                    return float(target.value)
+                except OverflowError:  # resource.Quantity.AsApproximateFloat64: ±Inf past float64
+                    return float("inf") if target.value > 0 else float("-inf")
             if name == "sign":
                 return _sign(target.value)
         if len(args) == 1:
@@ -611,6 +656,8 @@ class _DomainMap(dict[str, Any]):
 
 
 def _lookup(container: Any, key: Any) -> Any:
+    if isinstance(container, dict) and isinstance(key, list | dict):
+        raise CelRuntimeError(f"no such overload: map[{_type_name(key)}]")
     if isinstance(container, dict):
         if key in container:
             return container[key]
@@ -627,8 +674,29 @@ def _lookup(container: Any, key: Any) -> Any:
     raise CelRuntimeError(f"no such overload: {_type_name(container)}[{_type_name(key)}]")
 
 
+class _Cost:
+    """What is left of COST_BUDGET for one evaluation (shared by the environments of nested macros)."""
+
+    left = COST_BUDGET
+
+
+_CURRENT: list[_Cost] = []  # the evaluation in progress (evaluate() pushes and pops it)
+
+
+def _spend(n: int) -> None:
+    if not _CURRENT:
+        return
+    cost = _CURRENT[-1]
+    cost.left -= n
+    if cost.left < 0:
+        raise CelOverBudget(
+            f"exceeds the cost budget of {COST_BUDGET:,} (the API server's limit for a selector)"
+        )
+
+
 def _eval(n: Node, env: dict[str, Any]) -> Any:
     kind = n[0]
+    _spend(1)
     if kind == "lit":
         return n[1]
     if kind == "ident":
@@ -670,6 +738,11 @@ def _eval(n: Node, env: dict[str, Any]) -> Any:
         return -v
     if kind == "list":
         return [_eval(x, env) for x in n[1]]
+    if kind == "binary" and n[1] == "+":
+        a, b = _eval(n[2], env), _eval(n[3], env)
+        if isinstance(a, str | list) and isinstance(b, str | list):
+            _spend(len(a) + len(b))  # the concatenation copies both
+        return _arith("+", a, b)
     if kind == "binary":
         op = n[1]
         a, b = _eval(n[2], env), _eval(n[3], env)
@@ -679,8 +752,11 @@ def _eval(n: Node, env: dict[str, Any]) -> Any:
             return not _eq(a, b)
         if op == "in":
             if isinstance(b, list):
+                _spend(len(b))
                 return any(_eq(a, x) for x in b)
             if isinstance(b, dict):
+                if isinstance(a, list | dict):
+                    raise CelRuntimeError(f"no such overload: {_type_name(a)} in {_type_name(b)}")
                 return a in b
             raise CelRuntimeError(f"no such overload: {_type_name(a)} in {_type_name(b)}")
         if op in ("<", "<=", ">", ">="):
@@ -718,7 +794,12 @@ class Program:
     ast: Node
 
     def evaluate(self, device: dict[str, Any]) -> bool:
-        v = _eval(self.ast, {"device": device})
+        """Raises CelRuntimeError as cel-go would, CelOverBudget past the cost budget."""
+        _CURRENT.append(_Cost())
+        try:
+            v = _eval(self.ast, {"device": device})
+        finally:
+            _CURRENT.pop()
         if not isinstance(v, bool):
             raise CelRuntimeError(f"CEL result of type {_type_name(v)} could not be converted to bool")
         return v
@@ -810,11 +891,41 @@ def _check(expression: str, ast: Node) -> None:
     raise CelCompileError("compilation failed: " + "\n".join(e for _, e in errors))
 
 
+def _ast_depth(ast: Node) -> int:
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(ast, 1)]
+    while stack:
+        n, d = stack.pop()
+        deepest = max(deepest, d)
+        for x in n[1:]:
+            if isinstance(x, tuple) and x and isinstance(x[0], str):
+                stack.append((x, d + 1))
+            elif isinstance(x, list):
+                stack.extend((y, d + 1) for y in x if isinstance(y, tuple))
+    return deepest
+
+
+@lru_cache(maxsize=256)
+def _regex(pattern: str) -> Any:
+    """CEL's matches() is RE2 (linear time, RE2 syntax): Python's backtracking `re` would run
+    `^(a+)+$` against 31 characters for hours."""
+    import re2
+
+    try:
+        return re2.compile(pattern)
+    except re2.error as e:
+        raise CelRuntimeError(f"invalid regular expression: {' '.join(str(e).split())}") from None
+
+
 @lru_cache(maxsize=1024)
 def compile_expression(expression: str) -> Program:
-    """Parse once per distinct expression; raises CelUnsupported for what this subset cannot evaluate and
-    CelCompileError for what cel-go's checker rejects."""
+    """Parse once per distinct expression; raises CelUnsupported for what this subset cannot evaluate
+    (CelOverBudget past a limit) and CelCompileError for what cel-go's checker rejects."""
+    if len(expression) > MAX_EXPRESSION_LENGTH:
+        raise CelOverBudget(f"is longer than {MAX_EXPRESSION_LENGTH} characters (the API server's limit)")
     ast = _Parser(_tokenize(expression)).parse()
+    if _ast_depth(ast) > MAX_AST_DEPTH:
+        raise CelOverBudget(f"is nested more than {MAX_AST_DEPTH} levels deep")
     _check(expression, ast)
     return Program(expression, ast)
 

@@ -298,11 +298,9 @@ class DynamicResources(Plugin):
             except FailedOnNode as e:
                 return Status.unresolvable(str(e))
             finally:
-                for expr in sorted(s.allocator.unsupported):
-                    add_note(
-                        state,
-                        f"not evaluated: CEL selector {expr!r} is beyond kdiagnose's CEL subset; treated as not matching",
-                    )
+                for expr, why in sorted(s.allocator.unsupported.items()):
+                    shown = expr if len(expr) <= 200 else expr[:200] + "..."
+                    add_note(state, f"not evaluated: CEL selector {shown!r} {why}; treated as not matching")
             if results is None:
                 return Status.unresolvable(
                     ERR_CANNOT_ALLOCATE, details=({"claims": [s.claims[i].key for i in s.to_allocate]},)

@@ -1,0 +1,346 @@
+"""The limits every input passes before it is decoded or kept: hostile input gets one error line, not a crash.
+
+The YAML and JSON parsers we use are fast but trusting: yaml-rs recurses per block level and dies of a stack
+overflow (SIGSEGV) near 20,000 levels, expands every alias into a fresh copy (a 1 MB scalar aliased 3,000
+times is 3 GB), and nothing stops a 3 MB gzip from inflating to 3 GB or `/dev/zero` from being read forever.
+So each input is bounded where it enters, before the parser sees it:
+- nesting depth: a cheap upper bound from the text, checked exactly with libyaml's event parser (which
+  keeps its own stack, no recursion) only when the bound is high, then exactly again on the decoded value;
+- alias expansion, computed from the event stream in bytes before yaml-rs copies anything;
+- numbers: no integer over MAX_NUMBER_DIGITS digits, no infinite or NaN float (the API server's JSON
+  decoder rejects them; Python's int/str conversion would raise far from the input);
+- mapping keys: scalars become strings, as sigs.k8s.io/yaml does; a list or mapping as a key is an error;
+- decompressed bytes, archive members and archive nesting; bytes read from stdin and other non-regular files
+  (read in chunks, a NUL byte or invalid UTF-8 in the first chunk ends it at once);
+- documents of no Kubernetes shape (empty or without `kind`): the file is rejected after MAX_SHAPELESS_DOCS,
+  as they are decoded one at a time, not after all of them are built.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import stat
+from collections.abc import Callable
+from itertools import accumulate
+from operator import sub
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from kdiagnose.errors import InputError
+
+__all__ = [
+    "MAX_ALIAS_BYTES",
+    "MAX_ARCHIVE_DEPTH",
+    "MAX_ARCHIVE_MEMBERS",
+    "MAX_DECOMPRESSED_BYTES",
+    "MAX_DEPTH",
+    "MAX_NUMBER_DIGITS",
+    "MAX_SHAPELESS_DOCS",
+    "MAX_STREAM_BYTES",
+    "Budget",
+    "LimitError",
+    "check_json_depth",
+    "check_value",
+    "check_yaml_text",
+    "gunzip",
+    "read_input",
+    "read_stream",
+    "value_error_text",
+]
+
+MAX_DEPTH = 200  # nesting levels of one document (Kubernetes objects, CRD schemas included, stay far below)
+MAX_ALIAS_BYTES = 32 << 20  # what YAML aliases may add to a document by expansion
+MAX_NUMBER_DIGITS = 1000  # digits of an integer literal (int64 has 19; Python stops converting at 4,300)
+MAX_DECOMPRESSED_BYTES = 512 << 20  # per gzip file or archive, nested archives included
+MAX_ARCHIVE_MEMBERS = 100_000
+MAX_ARCHIVE_DEPTH = 3  # an archive inside an archive inside an archive
+MAX_STREAM_BYTES = 512 << 20  # stdin, FIFOs, devices: anything whose size is not known up front
+MAX_SHAPELESS_DOCS = 10_000  # empty documents and mappings without `kind`, per file
+_CHUNK = 1 << 20
+
+
+class LimitError(InputError):
+    """An input over one of the limits above: never retried another way (e.g. as YAML after JSON)."""
+
+
+# ---------------------------------------------------------------------------------------------- bytes
+
+
+class Budget:
+    """Decompressed bytes and archive members left for one top-level input (shared by nested archives)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.bytes = MAX_DECOMPRESSED_BYTES
+        self.members = MAX_ARCHIVE_MEMBERS
+
+    def take(self, n: int, what: str) -> None:
+        self.bytes -= n
+        if self.bytes < 0:
+            raise LimitError(
+                f"{what}: expands to more than {MAX_DECOMPRESSED_BYTES >> 20} MiB "
+                f"(decompression limit; extract it and pass the files)"
+            )
+
+    def member(self, what: str) -> None:
+        self.members -= 1
+        if self.members < 0:
+            raise LimitError(f"{what}: more than {MAX_ARCHIVE_MEMBERS} archive members")
+
+
+def gunzip(data: bytes, source: str, budget: Budget) -> bytes:
+    """Decompress gzip members (concatenated ones too) within the budget."""
+    import zlib
+
+    out = bytearray()
+    while data:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            while True:
+                chunk = d.decompress(data, _CHUNK)
+                budget.take(len(chunk), source)
+                out += chunk
+                data = d.unconsumed_tail
+                if d.eof or not data:
+                    break
+        except zlib.error as e:
+            raise InputError(f"{source}: cannot decompress: {e}") from None
+        if not d.eof:
+            raise InputError(f"{source}: cannot decompress: truncated gzip data")
+        data = d.unused_data.lstrip(b"\x00")
+        if data and data[:2] != b"\x1f\x8b":
+            break
+    return bytes(out)
+
+
+def read_stream(stream: BinaryIO, source: str, limit: int = MAX_STREAM_BYTES) -> bytes:
+    """Read a stream of unknown size in chunks, at most `limit` bytes; fails fast on binary data."""
+    parts: list[bytes] = []
+    total = 0
+    first = True
+    while True:
+        chunk = stream.read(_CHUNK)
+        if not chunk:
+            break
+        if first:
+            _sniff(chunk, source)
+            first = False
+        total += len(chunk)
+        if total > limit:
+            raise LimitError(
+                f"{source}: more than {limit >> 20} MiB from a stream (limit for stdin and non-regular "
+                "files; save it to a file, big Lists are streamed from files)"
+            )
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def _sniff(chunk: bytes, source: str) -> None:
+    if chunk[:2] == b"\x1f\x8b" or chunk[257:262] == b"ustar":
+        return  # compressed or an archive: checked after decompression
+    if b"\x00" in chunk[:8192]:
+        raise InputError(f"{source}: binary file, not YAML or JSON")
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(chunk, final=False)
+    except UnicodeDecodeError as e:
+        raise InputError(f"{source}: not UTF-8 text (binary file?) at byte {e.start}") from None
+
+
+def read_input(path: Path, source: str, limit: int = MAX_STREAM_BYTES) -> bytes:
+    """A file's bytes: regular files whole, anything else (devices, FIFOs, /dev/stdin) as a bounded stream."""
+    try:
+        with path.open("rb") as f:
+            if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return f.read()
+            return read_stream(f, source, limit)
+    except OSError as e:
+        raise InputError(f"{source}: cannot read: {e.strerror or e}") from None
+
+
+# ---------------------------------------------------------------------------------------------- text
+
+# Block nesting needs indentation or `- `/`? `/`: ` indicators at the start of a line: the longest such run
+# bounds block depth (a mapping's block sequence may sit at the key's own indentation: hence the factor).
+_LEAD = re.compile(r"(?m)^[ \t?:-]*")
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def _flow_depth_bound(text: str) -> int:
+    """An upper bound of bracket nesting: the highest rise of the running bracket count (brackets inside
+    strings only make it larger). In slices, so a 200 MB text never becomes a 200 MB list."""
+    level = low = best = 0
+    for i in range(0, len(text), _CHUNK):
+        brackets = _NOT_BRACKETS.sub("", text[i : i + _CHUNK])
+        if not brackets:
+            continue
+        levels = list(accumulate(map(_BRACKET_STEP.__getitem__, brackets), initial=level))
+        lows = list(accumulate(levels, min, initial=low))[1:]
+        best = max(best, max(map(sub, levels, lows)))
+        level, low = levels[-1], lows[-1]
+    return best
+
+
+def _yaml_depth_bound(text: str, flow: bool) -> int:
+    lead = max(map(len, _LEAD.findall(text)), default=0)
+    return 2 * lead + 2 + (_flow_depth_bound(text) if flow else 0)
+
+
+def check_json_depth(value: Any, text: str, at: Callable[[], str]) -> None:
+    """A decoded JSON value nested more than MAX_DEPTH levels is an error. orjson (1,024 levels) and the
+    stdlib decoder (RecursionError) cannot crash on depth; this keeps what they accept within what the
+    rest of kdiagnose walks. Level by level over containers only: a third of orjson's own decoding time."""
+    if text.count("{") + text.count("[") <= MAX_DEPTH:
+        return
+    level = [value]
+    depth = 0
+    while level:
+        depth += 1
+        if depth > MAX_DEPTH:
+            raise LimitError(f"{at()}: nested more than {MAX_DEPTH} levels deep")
+        below: list[Any] = []
+        for x in level:
+            if type(x) is dict:
+                below.extend([y for y in x.values() if type(y) is dict or type(y) is list])
+            elif type(x) is list:
+                below.extend([y for y in x if type(y) is dict or type(y) is list])
+        level = below
+
+
+def _has_alias(text: str) -> bool:
+    return "*" in text and re.search(r"(?:^|[\s\[{,:?-])\*[^\s,\[\]{}]", text) is not None
+
+
+def check_yaml_text(text: str, source: str, where: Callable[[int], str], *, flow: bool = True) -> None:
+    """Before a parser sees `text` (one document): nesting depth and alias expansion within the limits.
+    `where(line)` names the document in an error. `flow=False` for yaml-rs, which bounds flow nesting
+    itself ("recursion limit exceeded") but not block nesting."""
+    deep = _yaml_depth_bound(text, flow) > MAX_DEPTH
+    aliased = _has_alias(text)
+    if not deep and not aliased:
+        return
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    stack: list[list[Any]] = []  # [anchor, bytes] per open collection
+    anchors: dict[str, int] = {}
+    total = 0
+    try:
+        for ev in yaml.parse(text, Loader=loader):
+            if isinstance(ev, yaml.CollectionStartEvent):
+                stack.append([ev.anchor, 16])
+                if len(stack) > MAX_DEPTH:
+                    line = ev.start_mark.line + 1 if ev.start_mark else 0
+                    raise LimitError(f"{where(line)}: nested more than {MAX_DEPTH} levels deep")
+                continue
+            if isinstance(ev, yaml.CollectionEndEvent):
+                anchor, size = stack.pop()
+            elif isinstance(ev, yaml.ScalarEvent):
+                anchor, size = ev.anchor, len(ev.value) + 16
+            elif isinstance(ev, yaml.AliasEvent):
+                anchor, size = None, anchors.get(ev.anchor or "", 0)
+                total += size
+                if total > MAX_ALIAS_BYTES:
+                    line = ev.start_mark.line + 1 if ev.start_mark else 0
+                    raise LimitError(
+                        f"{where(line)}: YAML aliases expand to more than {MAX_ALIAS_BYTES >> 20} MiB"
+                    )
+            else:
+                continue
+            if anchor:
+                anchors[anchor] = size
+            if stack:
+                stack[-1][1] += size
+    except yaml.YAMLError:
+        return  # a syntax error: the real parser reports it, with its own wording and line
+
+
+# ---------------------------------------------------------------------------------------------- values
+
+
+def _key(k: Any, at: Callable[[], str]) -> str:
+    if isinstance(k, str):
+        return k
+    if k is None:
+        return "null"
+    if isinstance(k, bool):
+        return "true" if k else "false"
+    if isinstance(k, int | float):
+        _number(k, at)
+        return str(k)
+    raise LimitError(f"{at()}: a {type(k).__name__} as a mapping key (keys must be strings)")
+
+
+def _number(v: int | float, at: Callable[[], str]) -> None:
+    if isinstance(v, bool):
+        return
+    if isinstance(v, int):
+        if v.bit_length() > MAX_NUMBER_DIGITS * 3.33:
+            raise LimitError(f"{at()}: integer with more than {MAX_NUMBER_DIGITS} digits")
+    elif v != v or v in (float("inf"), float("-inf")):
+        raise LimitError(f"{at()}: number out of range ({v})")
+
+
+def check_value(value: Any, at: Callable[[], str], *, keys: bool = True) -> Any:
+    """`value` checked (depth, numbers, keys) and with scalar keys made strings; `at()` names it in errors."""
+
+    def walk(v: Any, depth: int) -> Any:
+        if depth > MAX_DEPTH:
+            raise LimitError(f"{at()}: nested more than {MAX_DEPTH} levels deep")
+        if isinstance(v, dict):
+            if keys and not all(type(k) is str for k in v):
+                v = {_key(k, at): x for k, x in v.items()}
+            for k, x in v.items():
+                if isinstance(x, dict | list | int | float) and not isinstance(x, bool):
+                    v[k] = walk(x, depth + 1)
+            return v
+        if isinstance(v, list):
+            for i, x in enumerate(v):
+                if isinstance(x, dict | list | int | float) and not isinstance(x, bool):
+                    v[i] = walk(x, depth + 1)
+            return v
+        if isinstance(v, int | float):
+            _number(v, at)
+        return v
+
+    return walk(value, 0)
+
+
+def value_error_text(e: BaseException) -> str:
+    """One short line for a decoder's ValueError/RecursionError (Python's 4,300-digit message is long)."""
+    text = " ".join(str(e).split())
+    if "integer string conversion" in text:
+        return f"integer with more than {MAX_NUMBER_DIGITS} digits"
+    if isinstance(e, RecursionError):
+        return f"nested more than {MAX_DEPTH} levels deep"
+    return " ".join(text.split()[:12])
+
+
+def load_small_yaml(path: str, what: str, limit: int = 16 << 20) -> Any:
+    """A small YAML/JSON file (scheduler configuration, pools) read with PyYAML's safe loader, within the
+    limits above; every failure is an InputError (callers re-raise it as their own kind)."""
+    data = read_input(Path(path), path, limit)
+    if len(data) > limit:
+        raise LimitError(f"{path}: {what} larger than {limit >> 20} MiB")
+    if b"\x00" in data[:8192]:
+        raise InputError(f"{path}: {what} is a binary file, not YAML or JSON")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: {what} is not UTF-8 text at byte {e.start}") from None
+    return load_small_yaml_text(text, path)
+
+
+def load_small_yaml_text(text: str, source: str) -> Any:
+    import yaml
+
+    check_yaml_text(text, source, lambda line: f"{source} (line {line})" if line else source)
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise InputError(f"error converting YAML to JSON: {' '.join(str(e).split())}") from None
+    except (ValueError, RecursionError, OverflowError) as e:
+        raise InputError(f"{source}: {value_error_text(e)}") from None
+    return check_value(doc, lambda: source)
