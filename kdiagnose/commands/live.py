@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from kdiagnose.load.cluster import Fetched
     from kdiagnose.results import Report
     from kdiagnose.schedconfig import SchedulerConfig
+    from kdiagnose.scheduler.diagnosis import Diagnosis
     from kdiagnose.scheduler.profiles import Profile
     from kdiagnose.versions import Dialect
 
@@ -210,7 +211,7 @@ def build_live_report(
             pr.triage = tri.text
         elif tri.notable and tri.text not in pr.diagnosis.notes:
             # Reports read `triage` as "not a scheduling problem"; for a replayed pod it is context.
-            pr.diagnosis.notes.insert(0, tri.text)
+            pr.diagnosis.notes.insert(0, _held_text(pr.diagnosis, tri.text))
         rec = build_recorded(
             obj,
             events.get(key, []),
@@ -574,3 +575,14 @@ def pods_command(
 ) -> None:
     """Explain every Pending pod in scope of the current cluster (read-only)."""
     _main(LiveOptions(namespace=namespace, all_namespaces=all_namespaces, selector=selector, **shared))
+
+
+def _held_text(d: Diagnosis, text: str) -> str:
+    """A pod held at PreEnqueue has no PodScheduled condition because no attempt is made, not because no
+    scheduler runs: say so instead of the triage's "is a scheduler running?"."""
+    if d.preenqueue is None or d.gated or "no scheduler has" not in text:
+        return text
+    return (
+        f"no PodScheduled condition yet: expected, kube-scheduler holds the pod at PreEnqueue "
+        f"({d.preenqueue.plugin}) and makes no attempt until {d.preenqueue_wait}"
+    )

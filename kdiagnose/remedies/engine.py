@@ -20,6 +20,7 @@ from kdiagnose.model.pools import PoolSpec
 from kdiagnose.model.snapshot import Snapshot
 from kdiagnose.remedies import (
     affinity,
+    missing,
     node_unschedulable,
     ports,
     preemption,
@@ -40,10 +41,12 @@ __all__ = ["RANK", "compute_remedies", "rank_key", "set_pool_specs"]
 # workload) before changes to the workload's requirements.
 RANK = {
     "preemption": 0,
-    "uncordon": 1,
-    "scale-pool": 2,
-    "free-port": 3,
-    "volume": 4,
+    "fix-reference": 1,
+    "create-object": 2,
+    "uncordon": 3,
+    "scale-pool": 4,
+    "free-port": 5,
+    "volume": 6,
     "toleration": 10,
     "relax-affinity": 11,
     "right-size": 12,
@@ -62,11 +65,20 @@ def compute_remedies(
     snapshot: Snapshot, scheduler: Scheduler, diagnosis: Diagnosis, *, pools: list[PoolSpec] | None = None
 ) -> tuple[list[Remedy], list[str]]:
     """(ranked remedies, notes such as per-pool "why no scale-up") for a pod the replay could not place."""
-    if diagnosis.scheduled or not diagnosis.handled or diagnosis.preenqueue is not None:
+    if diagnosis.scheduled or not diagnosis.handled or diagnosis.gated:
         return [], []
     ctx = Context(snapshot, scheduler, diagnosis)
+    if diagnosis.preenqueue is not None:
+        # Held at PreEnqueue by another plugin (DRA: a claim does not exist yet): no node was tried, so the
+        # only remedy is the missing object; the kinds that read node verdicts have nothing to read.
+        held, held_notes = missing.remedies(ctx)
+        held.sort(key=rank_key)
+        for i, r in enumerate(held, 1):
+            r.rank = i
+        return held, held_notes
     specs = pools if pools is not None else snapshot.cache.get(_SPECS_KEY)
     kinds: list[Kind] = [
+        missing.remedies,
         preemption.remedies,
         node_unschedulable.remedies,
         lambda c: scale_pool.remedies(c, specs),

@@ -120,8 +120,9 @@ def _pod(out: Out, pr: PodReport, report: Report, opts: RenderOptions, shared: s
     if summary:
         out.para(f"Summary: {summary}", 0, 9, style="bold")
     if d.preenqueue is not None:
+        held = "gates remain" if d.gated else f"{d.preenqueue.plugin} waits at PreEnqueue"
         out.para(
-            "No scheduling attempt is made while gates remain, so no FailedScheduling event is written.",
+            f"No scheduling attempt is made while {held}, so no FailedScheduling event is written.",
             0,
             2,
             style="dim",
@@ -176,6 +177,14 @@ def _pod(out: Out, pr: PodReport, report: Report, opts: RenderOptions, shared: s
             out.line("Ruled out", "bold")
             for n in pr.remedy_notes:
                 out.para(f"- {n}", 2, 4)
+    elif word == "waiting" and pr.remedies:
+        # Held at PreEnqueue (DRA claims not created yet): the missing object is the cause and the fix.
+        _remedies(out, pr, opts)
+        if pr.remedy_notes:
+            out.blank()
+            out.line("Ruled out", "bold")
+            for n in pr.remedy_notes:
+                out.para(f"- {n}", 2, 4)
 
     if pr.recorded is not None and (pr.recorded.message or pr.recorded.condition_message):
         from kdiagnose.report.recorded import render_recorded
@@ -186,7 +195,7 @@ def _pod(out: Out, pr: PodReport, report: Report, opts: RenderOptions, shared: s
             out.verbatim(line, line_style)  # holds the recorded message: never re-wrapped
 
     notes = [n for n in d.notes if n not in shared]
-    if word != "unschedulable":
+    if word != "unschedulable" and not (word == "waiting" and pr.remedies):
         notes += list(pr.remedy_notes)
     if notes:
         out.blank()
@@ -256,7 +265,7 @@ def render(report: Report, out: TextIO | None = None, opts: RenderOptions | None
         o.console.rule(style="dim")
         d = pr.diagnosis
         key = (pr.owner, pod_status(pr), d.message, tuple(r.summary for r in pr.remedies), tuple(d.notes))
-        if pr.owner and key in first and pod_status(pr) in ("unschedulable", "gated"):
+        if pr.owner and key in first and pod_status(pr) in ("unschedulable", "gated", "waiting"):
             _title(o, pr)
             o.para(f"same as {first[key]}: same message, rejected nodes and fixes", 2, 4)
             continue

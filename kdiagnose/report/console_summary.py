@@ -34,7 +34,8 @@ _BY = {
     "DynamicResources": "devices (DRA)",
 }
 # Most actionable first.
-STATUS_RANK = {"unschedulable": 0, "gated": 1, "ignored": 2, "schedulable": 3, "bound": 4}
+# "gated": spec.schedulingGates only; "waiting": held by another PreEnqueue plugin (DRA claims not created).
+STATUS_RANK = {"unschedulable": 0, "waiting": 1, "gated": 1, "ignored": 2, "schedulable": 3, "bound": 4}
 
 
 def _by(st: Status) -> list[str]:
@@ -77,7 +78,7 @@ def pod_status(pr: PodReport) -> str:
     if not d.handled:
         return "ignored"
     if d.preenqueue is not None:
-        return "gated"
+        return "gated" if d.gated else "waiting"
     return "schedulable" if d.scheduled else "unschedulable"
 
 
@@ -89,6 +90,10 @@ def glance(pr: PodReport) -> str:
         return ""
     if status == "gated":
         return "held by scheduling gates: kube-scheduler does not try it until they are removed"
+    if status == "waiting" and d.preenqueue is not None:
+        text = f"held at PreEnqueue by {d.preenqueue.plugin}: kube-scheduler waits for {d.preenqueue_wait}"
+        fix = next((r for r in pr.remedies if r.kind in ("fix-reference", "create-object")), None)
+        return text + (f"; fix: {_short_fix(fix)}" if fix is not None else "")
     if status == "schedulable":
         if len(d.feasible) == d.num_all_nodes:
             return f"every node fits ({d.num_all_nodes}); the scores pick the node"
@@ -123,7 +128,7 @@ def pod_headline(pr: PodReport) -> tuple[str, str, str]:
         return word, "green", pr.triage + ": not a scheduling problem"
     if word == "ignored":
         return word, "yellow", d.not_handled_reason
-    if word == "gated" and d.preenqueue is not None:
+    if word in ("gated", "waiting") and d.preenqueue is not None:
         return word, "yellow", d.preenqueue.message
     if word == "schedulable":
         return word, "green", f"kube-scheduler would bind it to {d.chosen}"

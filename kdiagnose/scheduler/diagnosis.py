@@ -6,13 +6,25 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from kdiagnose.scheduler import names
+
 if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
     from kdiagnose.scheduler.framework import Status
 
-__all__ = ["Diagnosis", "PluginScore", "Preemption", "ScoreBreakdown", "ScoreTable"]
+__all__ = ["PREENQUEUE_WAITS", "Diagnosis", "PluginScore", "Preemption", "ScoreBreakdown", "ScoreTable"]
 
 MAX_NODE_SCORE = 100
+# What each PreEnqueue plugin waits for (plugins/schedulinggates, plugins/dynamicresources PreEnqueue,
+# DefaultPreemption's async-preemption hook): the pod is not tried, and no FailedScheduling event is written.
+PREENQUEUE_WAITS = {
+    names.SCHEDULING_GATES: "its spec.schedulingGates to be removed (by whoever added them)",
+    names.DYNAMIC_RESOURCES: (
+        "every ResourceClaim it references to exist (a claim from a ResourceClaimTemplate is created by the "
+        "resourceclaim controller, which needs the template)"
+    ),
+    names.DEFAULT_PREEMPTION: "the preemption it triggered earlier to finish",
+}
 
 
 @dataclass(slots=True)
@@ -131,3 +143,17 @@ class Diagnosis:
     @property
     def attempted(self) -> bool:
         return self.handled and self.preenqueue is None
+
+    @property
+    def gated(self) -> bool:
+        """Held by spec.schedulingGates (the SchedulingGates PreEnqueue plugin): the only "gated" pods."""
+        return self.preenqueue is not None and self.preenqueue.plugin == names.SCHEDULING_GATES
+
+    @property
+    def preenqueue_wait(self) -> str:
+        """What the PreEnqueue plugin holding the pod waits for, in words ("" when none holds it)."""
+        if self.preenqueue is None:
+            return ""
+        return PREENQUEUE_WAITS.get(
+            self.preenqueue.plugin, f"{self.preenqueue.plugin or 'a plugin'} to admit it"
+        )
