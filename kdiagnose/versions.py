@@ -173,6 +173,24 @@ class Dialect:
         return self.minor >= 37
 
     @property
+    def dra_device_taints(self) -> bool:
+        """DRADeviceTaints (beta/on from v1.36): a ResourceSlice device's NoSchedule/NoExecute taints keep
+        it from requests that do not tolerate them (structured allocator taintPreventsAllocation)."""
+        return self.minor >= 36
+
+    @property
+    def dra_device_binding_conditions(self) -> bool:
+        """DRADeviceBindingConditions (beta/on from v1.36): devices with bindingConditions are allocatable
+        (isSelectable); before, the allocator skips them."""
+        return self.minor >= 36
+
+    @property
+    def dra_device_taint_rules(self) -> bool:
+        """DRADeviceTaintRules (GA, on in v1.37; beta/off in v1.36): DeviceTaintRule objects add their
+        taint to the devices their deviceSelector matches (a rule without a selector matches none)."""
+        return self.minor >= 37
+
+    @property
     def sidecar_host_ports(self) -> bool:
         """Restartable init (sidecar) containers' hostPorts count, wanted and used, from v1.34
         (scheduler/util GetHostPorts); v1.33 and older read spec.containers only."""

@@ -39,6 +39,7 @@ KNOWN_KINDS = {
     "ResourceClaimTemplate",
     "ResourceSlice",
     "DeviceClass",
+    "DeviceTaintRule",
     "LimitRange",
     "RuntimeClass",
     "ConfigMap",

@@ -68,6 +68,12 @@ def build_snapshot(
             if n:
                 skipped[k] += n
             present.discard(k)
+    if not dialect.dra_device_taint_rules:
+        # DRADeviceTaintRules is off before v1.37 (and its API not served by default): rules do nothing.
+        n = len(plain.pop("DeviceTaintRule", []))
+        if n:
+            skipped["DeviceTaintRule"] += n
+        present.discard("DeviceTaintRule")
     ctx = AdmissionContext(
         plain.get("PriorityClass", []),
         plain.get("LimitRange", []),

@@ -214,6 +214,17 @@ class DraIndex:
         for c in snapshot.kind("DeviceClass"):
             self.classes[str(_d(c.get("metadata")).get("name") or "")] = c
         self.slices = [_parse_slice(i, s) for i, s in enumerate(snapshot.kind("ResourceSlice"))]
+        # DeviceTaintRules (v1.37, DRADeviceTaintRules GA): (driver, pool, device) selector, None = any, and
+        # the taint the ResourceSlice tracker appends to every matching device (tracker.go applyPatches).
+        self.taint_rules: list[tuple[str | None, str | None, str | None, Obj]] = []
+        if self.dialect.dra_device_taint_rules:
+            for rule in snapshot.kind("DeviceTaintRule"):
+                spec = _d(rule.get("spec"))
+                sel = spec.get("deviceSelector")
+                if not isinstance(sel, dict):
+                    continue  # no selector matches no devices
+                opt = [None if sel.get(k) is None else str(sel.get(k)) for k in ("driver", "pool", "device")]
+                self.taint_rules.append((opt[0], opt[1], opt[2], _d(spec.get("taint"))))
         self._by_node: dict[str, list[Slice]] = {}
         self._other: list[Slice] = []
         for s in self.slices:
@@ -318,6 +329,7 @@ class Request:
     count: int
     admin_access: bool
     parent: str = ""
+    tolerations: list[Obj] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -336,6 +348,7 @@ def _request(raw: Obj, name: str, parent: str = "") -> Request:
         count=int(raw.get("count") or 0) if raw.get("count") is not None else 1,
         admin_access=bool(raw.get("adminAccess")),
         parent=parent,
+        tolerations=[_d(t) for t in _l(raw.get("tolerations"))],
     )
 
 
@@ -607,7 +620,7 @@ class _Run:
     def _selectable(self, claim: ClaimRequests, rd: _RequestData, s: Slice, di: int) -> bool:
         """isSelectable: class selectors, then the request's; devices with binding conditions are out."""
         dev = s.devices[di]
-        if dev.binding_conditions:
+        if dev.binding_conditions and not self.index.dialect.dra_device_binding_conditions:
             return False
         class_name = str(_d(rd.klass.get("metadata")).get("name") or "")
         for i, sel in enumerate(_l(_d(rd.klass.get("spec")).get("selectors"))):
@@ -656,6 +669,18 @@ class _Run:
             raise AllocationError(f"{where}: CEL runtime error: {res}")
         return res
 
+    def _taints(self, s: Slice, dev: Device) -> list[Obj]:
+        """The device's own taints, then those of the DeviceTaintRules that select it."""
+        taints = [_d(t) for t in _l(dev.raw.get("taints"))]
+        for driver, pool, name, taint in self.index.taint_rules:
+            if (
+                (driver is None or driver == s.driver)
+                and (pool is None or pool == s.pool)
+                and (name is None or name == dev.name)
+            ):
+                taints.append(taint)
+        return taints
+
     def _allocate_device(
         self, ci: int, rd: _RequestData, did: DeviceID, dev: Device, s: Slice, *, must: bool
     ) -> Any:
@@ -667,7 +692,11 @@ class _Run:
         elif self._in_use(did):
             return None
         if dev.consumes_counters:
-            return None  # PartitionableDevices is off
+            return None  # PartitionableDevices: not replayed (see the plugin's note)
+        if self.index.dialect.dra_device_taints and _taint_prevents_allocation(
+            self._taints(s, dev), req.tolerations
+        ):
+            return None
         base, sub = (rd.parent, req.name) if rd.parent else (req.name, "")
         cons = self.constraints[ci]
         for i, c in enumerate(cons):
@@ -692,6 +721,30 @@ class _Run:
             del self.result[ci][n:]
 
         return undo
+
+
+def _tolerates(toleration: Obj, taint: Obj) -> bool:
+    """resourceclaim.ToleratesTaint (dynamic-resource-allocation/resourceclaim/devicetoleration.go)."""
+    effect, key = str(toleration.get("effect") or ""), str(toleration.get("key") or "")
+    if effect and effect != str(taint.get("effect") or ""):
+        return False
+    if key and key != str(taint.get("key") or ""):
+        return False
+    op = str(toleration.get("operator") or "")
+    if op in ("", "Equal"):
+        return str(toleration.get("value") or "") == str(taint.get("value") or "")
+    return op == "Exists"
+
+
+def _taint_prevents_allocation(taints: list[Obj], tolerations: list[Obj]) -> bool:
+    """taintPreventsAllocation (DRADeviceTaints, v1.36+): a NoSchedule or NoExecute device taint that none
+    of the request's tolerations tolerates; other effects (None, unknown) never prevent allocation."""
+    for taint in taints:
+        if taint.get("effect") in ("NoSchedule", "NoExecute") and not any(
+            _tolerates(t, taint) for t in tolerations
+        ):
+            return True
+    return False
 
 
 class _MaxSizeExceeded(Exception):  # errAllocationResultMaxSizeExceeded

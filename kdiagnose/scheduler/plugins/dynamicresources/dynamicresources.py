@@ -262,6 +262,12 @@ class DynamicResources(Plugin):
         if to_allocate:
             if not self.snapshot.has("ResourceSlice"):
                 add_note(state, "the input has no ResourceSlices: no node offers devices to allocate")
+            if self.dialect.dra_device_taint_rules and not self.snapshot.has("DeviceTaintRule"):
+                add_note(
+                    state,
+                    "not checked: the input has no DeviceTaintRules; devices count as tainted only by their "
+                    "ResourceSlices",
+                )
             s.allocator = Allocator(idx, to_allocate)
         s.claims = claims
         return None, SUCCESS
