@@ -209,6 +209,7 @@ def diagnose_snapshot(
         scheduler_name=scheduler_name,
     )
     scheduler = Scheduler(snapshot, all_profiles, nominated=nominated)
+    from kdiagnose.autoscaler.compare import attach_recorded
     from kdiagnose.recorded import recorded_for
     from kdiagnose.remedies.engine import compute_remedies
 
@@ -250,6 +251,8 @@ def diagnose_snapshot(
                 pr.remedies, pr.remedy_notes = list(hit[0]), list(hit[1])
         pr.owner = _owner(snapshot, pod)
         pr.recorded = recorded_for(snapshot, pod, pr.diagnosis.message)
+        # Every event about the pod (cluster-autoscaler's and Karpenter's too), aged against the dump's time.
+        pr.recorded = attach_recorded(pr.recorded, snapshot, pod, pr.remedies)
         report.pods.append(pr)
     return report
 

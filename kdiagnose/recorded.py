@@ -222,7 +222,12 @@ def latest_failed_scheduling(events: Iterable[Obj]) -> tuple[str, int, float | N
     best: tuple[str, int, float | None, str] | None = None
     for ev in events:
         reason, message, count, when, source = _event_view(ev)
-        if reason != "FailedScheduling":
+        # Karpenter's FailedScheduling ("Failed to schedule pod, ...") is not the scheduler's message.
+        if (
+            reason != "FailedScheduling"
+            or "karpenter" in source.lower()
+            or message.startswith("Failed to schedule pod, ")
+        ):
             continue
         if best is None or (when or 0.0) >= (best[2] or 0.0):
             best = (message, count, when, source)

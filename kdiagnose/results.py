@@ -62,6 +62,11 @@ class Recorded:
     condition_message: str = ""
     agrees: bool | None = None
     explanation: str = ""
+    # Every event about the pod (scheduler, cluster-autoscaler, Karpenter), newest first: who, reason, type,
+    # count, ageSeconds (against the snapshot time), message.
+    events: list[dict[str, Any]] = field(default_factory=list)
+    # Each autoscaler event beside what the replay says (who, reason, recorded, replayed, agrees, explanation).
+    autoscaler: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -69,6 +69,8 @@ RESOURCES: list[Resource] = [
     Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False),
     Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False),
     Resource("events.k8s.io", "v1", "events", "Event", True),
+    Resource("karpenter.sh", "v1", "nodepools", "NodePool", False),
+    Resource("karpenter.sh", "v1", "nodeclaims", "NodeClaim", False),
 ]
 
 _EXPIRED_MESSAGE = (

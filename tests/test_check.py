@@ -359,7 +359,15 @@ def test_fail_on_policy_for_preemption(fail_on: str, fails: bool) -> None:
 def _fake_scale_up(
     snapshot: Snapshot, scheduler: object, diagnosis: object
 ) -> tuple[list[Remedy], list[str]]:
-    return [Remedy(kind="scale-pool", summary="scale pool general by 1")], []
+    # A proven scale-up whose autoscaler evidence (remedies/autoscaler.py) says the node can be added.
+    evidence = {"can_add": True, "room": "group general: 2 of 3 → 3", "blocked": ""}
+    return [
+        Remedy(
+            kind="scale-pool",
+            summary="scale pool general by 1",
+            details={"pool": "general", "autoscaler": evidence},
+        )
+    ], []
 
 
 @pytest.mark.parametrize(
@@ -382,6 +390,28 @@ def test_a_scale_pool_remedy_makes_it_fit_only_after_scale_up(fail_on: str, fail
     assert r.outcome == Outcome.SCALE_UP
     assert r.failure is not None and r.failure.remedies[0].kind == "scale-pool"
     assert r.fails_policy is fails
+    assert "fits after scale-up of group general: 2 of 3 → 3" in r.summary
+
+
+def test_a_scale_up_without_autoscaler_evidence_fails_even_with_fail_on_unschedulable() -> None:
+    def blind(snapshot: Snapshot, scheduler: object, diagnosis: object) -> tuple[list[Remedy], list[str]]:
+        why = "no autoscaler evidence for pool general: the input has no cluster-autoscaler status ConfigMap"
+        evidence = {"can_add": False, "blocked": why}
+        return [
+            Remedy(kind="scale-pool", summary="s", details={"pool": "general", "autoscaler": evidence})
+        ], []
+
+    r = _one(
+        _gate(
+            _snapshot("cluster-two-nodes.yaml"),
+            _workloads(_deployment("big", 3, "3")),
+            fail_on="unschedulable",
+            remedy_fn=blind,
+        )
+    )
+    assert r.outcome == Outcome.SCALE_UP
+    assert r.fails_policy is True
+    assert "which no autoscaler can add now: no autoscaler evidence for pool general" in r.summary
 
 
 def test_a_missing_priority_class_is_rejected_as_the_api_server_would() -> None:

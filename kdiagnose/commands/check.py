@@ -185,6 +185,10 @@ def check_command(
             list_kinds=fetched.listed_kinds,
         )
         snap.warnings[:0] = list(fetched.warnings)
+        from kdiagnose.autoscaler.view import record_unreadable
+
+        for what, why in sorted(fetched.unreadable.items()):
+            record_unreadable(snap, what, why)
         snapshot_paths = [f"context {context}"]
     else:
         # Without --k8s-version the release is inferred from the snapshot's kubelets (versions.py).

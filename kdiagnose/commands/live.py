@@ -139,6 +139,8 @@ def build_live_report(
     pools: list[Any] | None = None,
 ) -> Report:
     """Triage every target, replay those waiting for the scheduler, and attach what the cluster recorded."""
+    from kdiagnose.autoscaler.compare import attach_recorded
+    from kdiagnose.autoscaler.view import record_unreadable
     from kdiagnose.load.cluster import no_gc
     from kdiagnose.load.files import RawObject
     from kdiagnose.load.snapshot import build_snapshot
@@ -158,6 +160,7 @@ def build_live_report(
     replay = [_key(p) for p in fetched.targets if triage[_key(p)].replay]
     nodes = [o for o in fetched.objects if o.get("kind") == "Node"]
     pods = [o for o in fetched.objects if o.get("kind") == "Pod"]
+    snap = None
     if replay:
         list_kinds = set(fetched.listed_kinds)
         if fetched.events_readable:
@@ -167,6 +170,8 @@ def build_live_report(
             snap = build_snapshot(
                 (RawObject(o, src) for o in fetched.objects), dialect, list_kinds=list_kinds, admit=True
             )
+        for what, why in sorted(fetched.unreadable.items()):
+            record_unreadable(snap, what, why)
         # A live cluster's pods nominated by earlier preemptions hold their nodes, as in kube-scheduler.
         report = diagnose_snapshot(
             snap,
@@ -223,6 +228,11 @@ def build_live_report(
             configured_profiles=profiles is not None,
             extenders=extenders or (),
         )
+        if snap is not None and tri.replay:
+            # Every event about the pod (cluster-autoscaler's, Karpenter's), aged against the fetch time.
+            rec = attach_recorded(
+                rec, snap, pr.diagnosis.pod, pr.remedies, events=events.get(key, []), now=now
+            )
         if rec is not None or fetched.events_readable:
             pr.recorded = rec
         if tri.replay:

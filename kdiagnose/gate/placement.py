@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from kdiagnose.errors import InputError, UsageError
-from kdiagnose.gate.policy import FAIL_ON, Outcome, apply_policy, ignore_reason
+from kdiagnose.gate.policy import FAIL_ON, Outcome, apply_policy, ignore_reason, scale_up_verdict
 from kdiagnose.gate.result import (
     GateOptions,
     GateResult,
@@ -36,6 +36,7 @@ from kdiagnose.load.admission import AdmissionContext, admit_pod, default_storag
 from kdiagnose.load.manifests import Workload, daemon_pod_for_node, daemon_predicate_pod, expand_workloads
 from kdiagnose.model.objects import ModelError, Pod
 from kdiagnose.model.requests import finish_pod
+from kdiagnose.remedies.autoscaler import SCALE_UP_KINDS
 from kdiagnose.results import PodReport, Remedy
 from kdiagnose.scheduler.engine import Scheduler
 from kdiagnose.scheduler.plugins.helper import storage as st
@@ -200,7 +201,7 @@ class _Gate:
     def failure_outcome(self, d: Diagnosis, remedies: list[Remedy]) -> Outcome:
         if not d.handled or d.preenqueue is not None:
             return Outcome.NOT_CHECKED
-        if any(r.kind == "scale-pool" for r in remedies):
+        if any(r.kind in SCALE_UP_KINDS for r in remedies):
             return Outcome.SCALE_UP
         return Outcome.UNSCHEDULABLE
 
@@ -308,6 +309,8 @@ class _Gate:
             r.failure = PodReport(diagnosis=d, remedies=remedies, remedy_notes=notes, owner=w.key)
             r.message = first_line(r.failure)
             r.outcome = self.failure_outcome(d, remedies)
+            if r.outcome == Outcome.SCALE_UP:
+                r.scale_up_ok, r.scale_up = scale_up_verdict(remedies)
             return
 
     def place_daemon(self, w: Workload, r: WorkloadResult) -> None:
@@ -383,6 +386,8 @@ class _Gate:
             r.failure = r.node_failures[0].report
             r.message = first_line(r.failure)
         r.outcome = worst
+        if worst == Outcome.SCALE_UP and r.failure is not None:
+            r.scale_up_ok, r.scale_up = scale_up_verdict(r.failure.remedies)
 
     def run(self, w: Workload) -> WorkloadResult:
         r = WorkloadResult(w, notes=w.notes)

@@ -67,6 +67,9 @@ class WorkloadResult:
     ignore_reason: str = ""
     notes: list[str] = field(default_factory=list)
     fails_policy: bool = False
+    # SCALE_UP: "fits after scale-up of group apps: 2 of 3 → 3", or why no autoscaler can add the node.
+    scale_up: str = ""
+    scale_up_ok: bool = False
 
     @property
     def summary(self) -> str:
@@ -98,6 +101,8 @@ class WorkloadResult:
         prefix = f"{k} of {self.total} fit"
         if self.fit_preemption:
             prefix += f" ({self.fit_preemption} only by preemption)"
+        if self.outcome == Outcome.SCALE_UP and self.scale_up:
+            return f"{prefix}; replica {k + 1}: {self.scale_up}; now: {self.message}"
         return f"{prefix}; replica {k + 1}: {self.message}"
 
     def _preemption_text(self) -> str:

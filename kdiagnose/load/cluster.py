@@ -20,6 +20,8 @@ from typing import Any
 from kdiagnose.errors import ClusterError, UsageError
 from kdiagnose.load.apireader import PAGE_LIMIT, ApiReader, ApiStatusError, describe_status
 from kdiagnose.load.kinds import (
+    AUTOSCALER_EVENT_REASONS,
+    CA_STATUS_CONFIGMAP,
     DRA_KINDS,
     EVENTS_CORE,
     EVENTS_V1,
@@ -102,6 +104,8 @@ class Fetched:
     targets: list[Obj] = field(default_factory=list)  # the pods to diagnose, as fetched
     events: list[Obj] = field(default_factory=list)  # the target pods' scheduling events
     events_readable: bool = True
+    # What the autoscaler reads could not get ("cluster-autoscaler status" | "NodePool" | "NodeClaim" -> why).
+    unreadable: dict[str, str] = field(default_factory=dict)
     fetched_at: float = 0.0
     elapsed: float = 0.0
     requests: int = 0
@@ -168,6 +172,39 @@ class _Fetcher:
                 raise
         core_selector = field_selector.replace("regarding.", "involvedObject.")
         return self.reader.list(EVENTS_CORE, namespace, field_selector=core_selector)
+
+
+def _start_autoscaler(fx: _Fetcher) -> list[Future[Any]]:
+    """The autoscalers' state, read-only: cluster-autoscaler's status ConfigMap (one GET), Karpenter's
+    NodePools and NodeClaims (LISTs)."""
+    ns, name = CA_STATUS_CONFIGMAP
+    return [
+        fx.pool.submit(fx.reader.get, KINDS["ConfigMap"], name, ns),
+        fx.pool.submit(fx.reader.list, KINDS["NodePool"]),
+        fx.pool.submit(fx.reader.list, KINDS["NodeClaim"]),
+    ]
+
+
+def _finish_autoscaler(fx: _Fetcher, futures: list[Future[Any]]) -> None:
+    """A missing status ConfigMap or Karpenter API means no such autoscaler; a denied read is recorded, so
+    reports say "not checked: cluster-autoscaler status (forbidden)" instead of advising blind."""
+    for fut, what in zip(futures, ("cluster-autoscaler status", "NodePool", "NodeClaim"), strict=True):
+        try:
+            got = fut.result()
+        except ApiStatusError as e:
+            if e.status == 401:
+                raise ClusterError(f"cannot read {what}: {describe_status(e)}") from None
+            if e.status == 404:
+                continue
+            fx.out.unreadable[what] = describe_status(e)
+            fx.out.warnings.append(
+                f"not checked: {what} ({describe_status(e)}): scale-up advice is given blind"
+            )
+            continue
+        if isinstance(got, dict):
+            fx.out.objects.append(got)
+        else:
+            fx.out.objects.extend(got)
 
 
 def _connect(reader: ApiReader, k8s_version: str | None) -> tuple[str, Dialect, list[str]]:
@@ -250,6 +287,18 @@ def _key(obj: Obj) -> str:
     return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
 
 
+def _scheduling_events(fx: _Fetcher, namespace: str | None) -> list[Obj]:
+    """FailedScheduling (scheduler, Karpenter) and the autoscalers' pod events: one field-selected list per
+    reason (a field selector cannot OR values)."""
+    out = fx.events(namespace, "reason=FailedScheduling")
+    for reason in AUTOSCALER_EVENT_REASONS:
+        try:
+            out.extend(fx.events(namespace, f"reason={reason}"))
+        except ApiStatusError:
+            continue  # the scheduler's events were readable: these add context, they are not required
+    return out
+
+
 def _finish_events(fx: _Fetcher, fut: Future[list[Obj]], targets: list[Obj]) -> None:
     try:
         events = fut.result()
@@ -308,8 +357,10 @@ def fetch_for_pod(
             "Succeeded",
             "Failed",
         ):
+            scaling = _start_autoscaler(fx)
             _plan(fx, [pod], [namespace], dialect)
             _collect(fx, [pod])
+            _finish_autoscaler(fx, scaling)
         else:
             # Bound or finished: not a scheduling question; the pod alone is enough to say so.
             out.objects.append(pod if full else trim_pod(pod))
@@ -342,7 +393,9 @@ def fetch_cluster(
         if dialect.dra_enabled:
             for kind in DRA_KINDS:
                 fx.start_list(kind)
+        scaling = _start_autoscaler(fx)
         _collect(fx, [])
+        _finish_autoscaler(fx, scaling)
         fx.out.elapsed = time.monotonic() - start
         fx.out.requests = reader.requests
         return fx.out, dialect
@@ -413,11 +466,13 @@ def fetch_for_pods(
         out.server_version = server_version
         out.warnings.extend(warnings)
         out.targets = targets
-        events_f = fx.pool.submit(fx.events, namespace, "reason=FailedScheduling")
+        events_f = fx.pool.submit(_scheduling_events, fx, namespace)
         namespaces: list[str | None] = [namespace] if namespace else [None]
         if targets:
+            scaling = _start_autoscaler(fx)
             _plan(fx, targets, namespaces, dialect)
             _collect(fx, targets)
+            _finish_autoscaler(fx, scaling)
         _finish_events(fx, events_f, targets)
         out.elapsed = time.monotonic() - start
         out.requests = reader.requests

@@ -133,6 +133,17 @@ def _event_fields(ev: Obj) -> tuple[Obj, str, str, int, str]:
     )
 
 
+def _by_karpenter(ev: Obj) -> bool:
+    """Karpenter writes FailedScheduling too ("Failed to schedule pod, ..."): not the scheduler's message."""
+    from kdiagnose.autoscaler.events import KARPENTER_FAILED_PREFIX
+
+    source = ev.get("source")
+    by = source.get("component") if isinstance(source, dict) else None
+    component = str(by or ev.get("reportingController") or ev.get("reportingComponent") or "")
+    text = str(ev.get("message") or ev.get("note") or "")
+    return "karpenter" in component.lower() or text.startswith(KARPENTER_FAILED_PREFIX)
+
+
 def _failed_scheduling_index(snap: Snapshot) -> dict[str, list[tuple[str, int, str, str]]]:
     idx: dict[str, list[tuple[str, int, str, str]]] | None = snap.cache.get(_EVENTS_KEY)
     if idx is None:
@@ -142,7 +153,7 @@ def _failed_scheduling_index(snap: Snapshot) -> dict[str, list[tuple[str, int, s
                 regarding, reason, message, count, when = _event_fields(ev)
             except (TypeError, ValueError, AttributeError):
                 continue
-            if reason != "FailedScheduling" or regarding.get("kind", "Pod") != "Pod":
+            if reason != "FailedScheduling" or regarding.get("kind", "Pod") != "Pod" or _by_karpenter(ev):
                 continue
             ns = regarding.get("namespace") or (ev.get("metadata") or {}).get("namespace") or "default"
             key = f"{ns}/{regarding.get('name')}"

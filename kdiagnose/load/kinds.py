@@ -11,6 +11,8 @@ from typing import Any
 from urllib.parse import quote
 
 __all__ = [
+    "AUTOSCALER_EVENT_REASONS",
+    "CA_STATUS_CONFIGMAP",
     "DRA_KINDS",
     "EVENTS_CORE",
     "EVENTS_V1",
@@ -122,8 +124,18 @@ KINDS: dict[str, KindSpec] = {
         ),
         KindSpec("ResourceSlice", "resource.k8s.io/v1", "resourceslices", False, "DynamicResources"),
         KindSpec("DeviceClass", "resource.k8s.io/v1", "deviceclasses", False, "DynamicResources"),
+        # The autoscalers' own state (kdiagnose.autoscaler): scale-up advice and the CI gate's scale-up policy.
+        KindSpec("ConfigMap", "v1", "configmaps", True, "cluster-autoscaler status"),
+        KindSpec("NodePool", "karpenter.sh/v1", "nodepools", False, "Karpenter NodePools (scale-up advice)"),
+        KindSpec(
+            "NodeClaim", "karpenter.sh/v1", "nodeclaims", False, "Karpenter NodeClaims (nodes launching)"
+        ),
     )
 }
+# cluster-autoscaler's status ConfigMap (--status-config-map-name default, in CA's namespace).
+CA_STATUS_CONFIGMAP = ("kube-system", "cluster-autoscaler-status")
+# Events the autoscalers write on pods (cluster-autoscaler, Karpenter), read beside FailedScheduling.
+AUTOSCALER_EVENT_REASONS = ("NotTriggerScaleUp", "TriggeredScaleUp", "Nominated")
 # Scheduling events: events.k8s.io/v1 first, core/v1 when that API is not readable.
 EVENTS_V1 = KindSpec("Event", "events.k8s.io/v1", "events", True)
 EVENTS_CORE = KindSpec("Event", "v1", "events", True, "the recorded-vs-replayed comparison")

@@ -43,6 +43,8 @@ KNOWN_KINDS = {
     "LimitRange",
     "RuntimeClass",
     "ConfigMap",
+    "NodePool",  # karpenter.sh/v1 (kdiagnose.autoscaler)
+    "NodeClaim",
 }
 
 

@@ -349,6 +349,7 @@ class Node:
         "images",
         "labels",
         "name",
+        "provider_id",
         "raw",
         "taints",
         "unschedulable",
@@ -362,6 +363,8 @@ class Node:
         self.labels: dict[str, str] = _str_map(meta.get("labels"))
         self.annotations: dict[str, str] = _str_map(meta.get("annotations"))
         self.unschedulable: bool = bool(spec.get("unschedulable"))
+        # Names the cloud instance (and on Azure its scale set): node-group membership for the autoscaler.
+        self.provider_id: str = str(spec.get("providerID") or "")
         self.taints: list[Taint] = [
             Taint(str(t.get("key") or ""), str(t.get("value") or ""), str(t.get("effect") or ""))
             for t in map(_dict, _list(spec.get("taints")))

@@ -45,6 +45,8 @@ RANK = {
     "create-object": 2,
     "uncordon": 3,
     "scale-pool": 4,
+    "raise-max": 4,
+    "raise-limit": 4,
     "free-port": 5,
     "volume": 6,
     "toleration": 10,
@@ -103,7 +105,9 @@ def compute_remedies(
     out = _classify(ctx, out, notes, specs)
     pending = 1 + len(scale_pool.siblings(ctx))
     for r in out:
-        if r.kind in ("scale-pool", "volume") and isinstance(r.details.get("pods"), int):
+        if r.kind in ("scale-pool", "raise-max", "raise-limit", "volume") and isinstance(
+            r.details.get("pods"), int
+        ):
             # A scale-up packs the workload's pending pods itself: it knows how many it places, on how many nodes.
             r.covers = r.covers or int(r.details["pods"])
             r.change_size = r.change_size or float(r.details.get("count") or 0)

@@ -18,6 +18,7 @@ from typing import Any
 from kdiagnose.model.objects import Node, Pod, Taint
 from kdiagnose.model.pools import NodePool, PoolSpec, _shape, detect_pools, pool_taints, zone_of
 from kdiagnose.model.snapshot import NodeInfo, Snapshot
+from kdiagnose.remedies.autoscaler import apply_evidence, karpenter_remedies
 from kdiagnose.remedies.whatif import Context, daemon_pods_for, describe_status, simulated_node, with_bound
 from kdiagnose.results import Remedy
 from kdiagnose.scheduler import names as n
@@ -246,7 +247,12 @@ def remedies(ctx: Context, specs: list[PoolSpec] | None = None) -> tuple[list[Re
         if fit is None:
             notes.append(f"pool {pool.name}: no scale-up: {why}")
             continue
-        out.append(_remedy(ctx, pool, fit))
+        out.append(apply_evidence(ctx, pool, fit, _remedy(ctx, pool, fit), pools))
+    # Karpenter NodePools no node stands for yet: judged as Karpenter would (no template to replay).
+    covered = {p.name.split("=", 1)[-1] for p in pools if p.source == "karpenter.sh/nodepool"}
+    found, more = karpenter_remedies(ctx, covered)
+    out.extend(found)
+    notes.extend(more)
     out.sort(key=lambda r: (int(r.details["count"]), str(r.details["pool"])))
     return out, notes
 

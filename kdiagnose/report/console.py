@@ -186,7 +186,9 @@ def _pod(out: Out, pr: PodReport, report: Report, opts: RenderOptions, shared: s
             for n in pr.remedy_notes:
                 out.para(f"- {n}", 2, 4)
 
-    if pr.recorded is not None and (pr.recorded.message or pr.recorded.condition_message):
+    if pr.recorded is not None and (
+        pr.recorded.message or pr.recorded.condition_message or pr.recorded.events
+    ):
         from kdiagnose.report.recorded import render_recorded
 
         out.blank()

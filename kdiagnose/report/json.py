@@ -39,6 +39,8 @@ def _recorded(rec: Recorded | None) -> dict[str, Any] | None:
         "conditionMessage": rec.condition_message or None,
         "agrees": rec.agrees,
         "explanation": rec.explanation or None,
+        "events": [dict(e) for e in rec.events],
+        "autoscaler": [dict(a) for a in rec.autoscaler],
     }
 
 

@@ -68,6 +68,13 @@ def render(result: GateResult) -> str:
             failure.text = _clean(failure_text(r))
         elif r.outcome.value in ("ignored", "not-checked"):
             ET.SubElement(case, "skipped", message=_clean(r.summary))
+        elif r.outcome.value in ("preemption", "scale-up"):
+            # A passing warning: JUnit has no warning element, so properties say it and system-out explains.
+            cprops = ET.SubElement(case, "properties")
+            ET.SubElement(cprops, "property", name="outcome", value=r.outcome.value)
+            ET.SubElement(cprops, "property", name="warning", value=_clean(r.summary))
+            out = ET.SubElement(case, "system-out")
+            out.text = _clean(f"warning: {failure_text(r)}")
         else:
             out = ET.SubElement(case, "system-out")
             out.text = _clean(f"{location(r)}: {r.summary}")

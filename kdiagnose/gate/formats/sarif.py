@@ -1,4 +1,5 @@
-"""`kdiagnose check -o sarif`: SARIF 2.1.0 (OASIS), one result per workload failing the --fail-on policy.
+"""`kdiagnose check -o sarif`: SARIF 2.1.0 (OASIS), one result per workload failing the --fail-on policy
+(level error), and one per workload that passes only by preemption or after scale-up (level warning).
 
 Each result points at the manifest file (a relative URI under %SRCROOT% when the path is relative, as
 GitHub code scanning expects) and the line its YAML document starts at. Input read from stdin has no file:
@@ -18,7 +19,7 @@ from kdiagnose.gate.formats.text import failure_text
 if TYPE_CHECKING:
     from kdiagnose.gate.result import GateResult, WorkloadResult
 
-__all__ = ["RULES", "SARIF_SCHEMA", "SARIF_VERSION", "artifact_uri", "render", "sarif_document"]
+__all__ = ["RULES", "SARIF_SCHEMA", "SARIF_VERSION", "artifact_uri", "render", "sarif_document", "warns"]
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -48,13 +49,18 @@ def artifact_uri(source: str) -> tuple[str, str | None] | None:
     return quote(PurePosixPath(*path.parts).as_posix(), safe="/"), SRCROOT
 
 
+def warns(r: WorkloadResult) -> bool:
+    """A non-failing outcome CI should still show: fits only by preemption or only after scale-up."""
+    return not r.fails_policy and r.outcome.value in ("preemption", "scale-up")
+
+
 def _result(r: WorkloadResult) -> dict[str, Any]:
     w = r.workload
     rule = r.outcome.value
     res: dict[str, Any] = {
         "ruleId": rule,
         "ruleIndex": _RULE_INDEX[rule],
-        "level": "error",
+        "level": "warning" if warns(r) else "error",
         "message": {"text": failure_text(r)},
         "partialFingerprints": {"kdiagnoseWorkload/v1": hashlib.sha256(w.key.encode()).hexdigest()[:32]},
     }
@@ -91,7 +97,7 @@ def sarif_document(result: GateResult) -> dict[str, Any]:
                 ],
             }
         },
-        "results": [_result(r) for r in result.failing],
+        "results": [_result(r) for r in result.results if r.fails_policy or warns(r)],
         "properties": {
             "kubernetesVersion": result.k8s_version,
             "snapshot": result.snapshot_source,

@@ -1,0 +1,105 @@
+"""The CI gate's scale-up policy on fixtures/autoscaler/check/: "fits only after scale-up" passes only
+with autoscaler evidence that the node can be added; warnings reach every CI format."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from kdiagnose.cli import app
+
+CHECK = Path(__file__).resolve().parents[2] / "fixtures" / "autoscaler" / "check"
+
+
+def _check(monkeypatch: pytest.MonkeyPatch, *args: str) -> Any:
+    monkeypatch.chdir(CHECK)
+    return CliRunner().invoke(
+        app, ["check", "--no-config", "-f", "web.manifests.yaml", "--snapshot", "eks-nodes.yaml", *args]
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "code", "text"),
+    [
+        pytest.param(
+            [],
+            1,
+            "FAIL Deployment shop/web [fits only after scale-up]: 0 of 1 fit; replica 1: fits only after "
+            "scale-up of pool apps, which no autoscaler can add now: no autoscaler evidence for pool apps: "
+            "the input has no cluster-autoscaler status ConfigMap",
+            id="no autoscaler evidence fails",
+        ),
+        pytest.param(
+            ["--snapshot", "ca-status-room.yaml"],
+            0,
+            "WARN Deployment shop/web [fits only after scale-up]: 0 of 1 fit; replica 1: fits after scale-up "
+            "of group apps: 3 of 5 → 4; now: 0/4 nodes are available",
+            id="a group with room below maxSize passes, naming the group and its room",
+        ),
+        pytest.param(
+            ["--snapshot", "../ca-at-max.yaml"],
+            1,
+            "which no autoscaler can add now: at its max size (3 of max 3)",
+            id="a group at its max fails",
+        ),
+        pytest.param(
+            ["--snapshot", "ca-status-backoff.yaml"],
+            1,
+            "which no autoscaler can add now: in backoff after a failed scale-up (InsufficientInstanceCapacity:",
+            id="a group in backoff fails and says why",
+        ),
+        pytest.param(
+            ["--pools", "pools-room.yaml"],
+            0,
+            "fits after scale-up of group apps: 3 of 4 → 4",
+            id="a --pools entry with max above current passes",
+        ),
+    ],
+)
+def test_scale_up_policy(monkeypatch: pytest.MonkeyPatch, extra: list[str], code: int, text: str) -> None:
+    res = _check(monkeypatch, *extra)
+    assert res.exit_code == code, res.stdout + res.stderr
+    assert text in res.stdout
+
+
+def test_fail_on_scale_up_still_fails_a_scale_up_with_room(monkeypatch: pytest.MonkeyPatch) -> None:
+    res = _check(monkeypatch, "--snapshot", "ca-status-room.yaml", "--fail-on", "scale-up")
+    assert res.exit_code == 1
+
+
+def test_warning_is_a_sarif_result_of_level_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    res = _check(monkeypatch, "--snapshot", "ca-status-room.yaml", "-o", "sarif")
+    assert res.exit_code == 0
+    (result,) = json.loads(res.stdout)["runs"][0]["results"]
+    assert (result["ruleId"], result["level"]) == ("scale-up", "warning")
+    assert "fits after scale-up of group apps: 3 of 5 → 4" in result["message"]["text"]
+    failing = _check(monkeypatch, "-o", "sarif")
+    (result,) = json.loads(failing.stdout)["runs"][0]["results"]
+    assert (result["ruleId"], result["level"]) == ("scale-up", "error")
+
+
+def test_warning_is_in_junit_properties_and_system_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    res = _check(monkeypatch, "--snapshot", "ca-status-room.yaml", "-o", "junit")
+    assert res.exit_code == 0
+    case = ET.fromstring(res.stdout).find("./testsuite/testcase")
+    assert case is not None and case.find("failure") is None
+    props = {p.get("name"): p.get("value") for p in case.findall("./properties/property")}
+    assert props["outcome"] == "scale-up"
+    assert "fits after scale-up of group apps: 3 of 5 → 4" in (props["warning"] or "")
+    out = case.find("system-out")
+    assert out is not None and (out.text or "").startswith("warning: Deployment shop/web")
+
+
+def test_warning_is_a_github_warning_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    res = _check(monkeypatch, "--snapshot", "ca-status-room.yaml", "-o", "github")
+    assert res.exit_code == 0
+    (line,) = [x for x in res.stdout.splitlines() if x.startswith("::")]
+    assert line.startswith(
+        "::warning file=web.manifests.yaml,line=2,title=kdiagnose%3A Deployment shop/web (scale-up)::"
+    )
+    assert "fits after scale-up of group apps: 3 of 5 → 4" in line
