@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kdiagnose.autoscaler.karpenter import NODEPOOL_LABEL
 from kdiagnose.autoscaler.view import Evidence, evidence_for, view_for
 from kdiagnose.results import AUTOMATIC, SAFE, Remedy
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from kdiagnose.remedies.scale_pool import Fit
     from kdiagnose.remedies.whatif import Context
 
-__all__ = ["SCALE_UP_KINDS", "apply_evidence", "karpenter_remedies", "raise_max_command"]
+__all__ = ["SCALE_UP_KINDS", "apply_evidence", "karpenter_remedies", "karpenter_verdict", "raise_max_command"]
 
 # Remedy kinds that add a node (the gate's "fits only after scale-up").
 SCALE_UP_KINDS = ("scale-pool", "raise-max", "raise-limit")
@@ -266,6 +267,19 @@ def _launching_for(ctx: Context) -> str:
             if nc is not None and nc.state in ("launching", "registering", "initializing"):
                 return nc.describe()
     return ""
+
+
+def karpenter_verdict(ctx: Context, pool: NodePool) -> str:
+    """ "; Karpenter: <reason>" for a pool that is a Karpenter NodePool Karpenter would not launch for."""
+    from kdiagnose.autoscaler.karpenter import judge
+
+    if pool.source != NODEPOOL_LABEL:
+        return ""
+    np = view_for(ctx.snapshot).nodepool(pool.name.split("=", 1)[-1])
+    if np is None:
+        return ""
+    j = judge(np, ctx.pod)
+    return "" if j.admits else f"; Karpenter: {j.message}"
 
 
 def karpenter_remedies(ctx: Context, covered: set[str]) -> tuple[list[Remedy], list[str]]:

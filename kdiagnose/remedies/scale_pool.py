@@ -18,7 +18,7 @@ from typing import Any
 from kdiagnose.model.objects import Node, Pod, Taint
 from kdiagnose.model.pools import NodePool, PoolSpec, _shape, detect_pools, pool_taints, zone_of
 from kdiagnose.model.snapshot import NodeInfo, Snapshot
-from kdiagnose.remedies.autoscaler import apply_evidence, karpenter_remedies
+from kdiagnose.remedies.autoscaler import apply_evidence, karpenter_remedies, karpenter_verdict
 from kdiagnose.remedies.whatif import Context, daemon_pods_for, describe_status, simulated_node, with_bound
 from kdiagnose.results import Remedy
 from kdiagnose.scheduler import names as n
@@ -245,7 +245,7 @@ def remedies(ctx: Context, specs: list[PoolSpec] | None = None) -> tuple[list[Re
             continue
         fit, why = try_pool(ctx, pool)
         if fit is None:
-            notes.append(f"pool {pool.name}: no scale-up: {why}")
+            notes.append(f"pool {pool.name}: no scale-up: {why}{karpenter_verdict(ctx, pool)}")
             continue
         out.append(apply_evidence(ctx, pool, fit, _remedy(ctx, pool, fit), pools))
     # Karpenter NodePools no node stands for yet: judged as Karpenter would (no template to replay).

@@ -176,3 +176,21 @@ def test_no_autoscaler_evidence_keeps_scale_by_n_and_says_so() -> None:
     assert first["summary"] == "scale node pool apps by 1"
     assert "no autoscaler evidence for pool apps" in first["risk"]
     assert first["details"]["autoscaler"]["can_add"] is False
+
+
+def test_pod_no_nodepool_admits_gets_karpenters_reason_per_nodepool(tmp_path: Path) -> None:
+    text = (FIXTURES / "karpenter-limit.yaml").read_text()
+    ml = text.replace(
+        '  containers: [{name: main, image: "123456789012.dkr.ecr.us-west-2.amazonaws.com/api-7f8e9d0c1b:1.0.4"',
+        '  nodeSelector: {team: ml}\n  containers: [{name: main, image: "123456789012.dkr.ecr.us-west-2.amazonaws.com/api-7f8e9d0c1b:1.0.4"',
+    )
+    assert ml != text
+    (tmp_path / "ml.yaml").write_text(ml)
+    p = _pod(_doc(tmp_path / "ml.yaml"), "data/api-7f8e9d0c1b-q5w6e")
+    assert not [r for r in p["remedies"] if r["kind"] in ("scale-pool", "raise-max", "raise-limit")]
+    notes = p["remedyNotes"]
+    (default,) = [n for n in notes if n.startswith("pool default: no scale-up:")]
+    assert default.endswith(
+        "; Karpenter: incompatible requirements, key team, team In [ml] not in team In [data]"
+    )
+    assert "NodePool gpu: no scale-up: Karpenter: did not tolerate nvidia.com/gpu=true:NoSchedule" in notes
