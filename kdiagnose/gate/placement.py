@@ -198,6 +198,27 @@ class _Gate:
             return [], []
         return self.remedy_fn(self.snapshot, self.scheduler, d)
 
+    def remedies_with_siblings(self, d: Diagnosis, w: Workload, i: int) -> tuple[list[Remedy], list[str]]:
+        """Remedies for replica i with the workload's later replicas pending beside it, so a scale-up counts
+        the nodes all of them need (scale_pool packs a workload's pending pods) and the autoscaler's room is
+        checked against that count. Claims are not added: StatefulSet replicas stay the first one's alone."""
+        from kdiagnose.remedies.scale_pool import MAX_PACKED_PODS
+
+        later: list[Pod] = []
+        for j in range(i + 1, min(w.replicas, i + MAX_PACKED_PODS)):
+            obj, claims = w.replica(j)
+            if claims or self.admission_error(obj, w) is not None:
+                break
+            later.append(self.admit(obj))
+        for p in later:
+            self.snapshot.add_pending(p)
+        try:
+            return self.remedies(d)
+        finally:
+            if later:
+                self.snapshot.remove_pods(later)
+                self.scheduler.invalidate()
+
     def failure_outcome(self, d: Diagnosis, remedies: list[Remedy]) -> Outcome:
         if not d.handled or d.preenqueue is not None:
             return Outcome.NOT_CHECKED
@@ -304,7 +325,7 @@ class _Gate:
                 else:
                     r.fit_now += 1
                 continue
-            remedies, notes = self.remedies(d)
+            remedies, notes = self.remedies_with_siblings(d, w, i)
             r.failed_replica = i
             r.failure = PodReport(diagnosis=d, remedies=remedies, remedy_notes=notes, owner=w.key)
             r.message = first_line(r.failure)

@@ -103,3 +103,48 @@ def test_warning_is_a_github_warning_command(monkeypatch: pytest.MonkeyPatch) ->
         "::warning file=web.manifests.yaml,line=2,title=kdiagnose%3A Deployment shop/web (scale-up)::"
     )
     assert "fits after scale-up of group apps: 3 of 5 → 4" in line
+
+
+def test_room_is_checked_against_every_replica_that_needs_a_new_node(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # 4 replicas of 1 CPU, one per new m5.large (1.93 CPU): 4 nodes, the group has room for 2 (3 of max 5).
+    manifest = (CHECK / "web.manifests.yaml").read_text().replace("replicas: 1", "replicas: 4")
+    (tmp_path / "web4.yaml").write_text(manifest)
+    monkeypatch.chdir(CHECK)
+    res = CliRunner().invoke(
+        app,
+        [
+            "check",
+            "--no-config",
+            "-f",
+            str(tmp_path / "web4.yaml"),
+            "--snapshot",
+            "eks-nodes.yaml",
+            "--snapshot",
+            "ca-status-room.yaml",
+        ],
+    )
+    assert res.exit_code == 1, res.stdout
+    assert "which no autoscaler can add now: needs 4 node(s), room for 2 (3 of max 5)" in res.stdout
+    assert (
+        "remedy 1: [raise-max] raise the max of group apps from 5 to 7 (then the autoscaler adds 4 node(s))"
+        in res.stdout
+    )
+    two = manifest.replace("replicas: 4", "replicas: 2")
+    (tmp_path / "web2.yaml").write_text(two)
+    res = CliRunner().invoke(
+        app,
+        [
+            "check",
+            "--no-config",
+            "-f",
+            str(tmp_path / "web2.yaml"),
+            "--snapshot",
+            "eks-nodes.yaml",
+            "--snapshot",
+            "ca-status-room.yaml",
+        ],
+    )
+    assert res.exit_code == 0, res.stdout
+    assert "fits after scale-up of group apps: 3 of 5 → 5" in res.stdout
