@@ -46,7 +46,7 @@ def _blocked_by_expression(ctx: Context) -> dict[str, list[str]]:
 
 def _summ(blocks: dict[str, list[str]]) -> str:
     parts = []
-    for what, nodes in sorted(blocks.items(), key=lambda kv: -len(kv[1]))[:3]:
+    for what, nodes in sorted(blocks.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:3]:
         parts.append(
             f"{what} rejects {', '.join(nodes[:3])}{f' (+{len(nodes) - 3})' if len(nodes) > 3 else ''}"
         )

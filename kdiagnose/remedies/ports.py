@@ -67,8 +67,12 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
             Remedy(
                 kind="free-port",
                 summary=(
-                    f"host port {', '.join(ports)} on {node} is held by {who}: move it to another node or give it "
-                    f"another hostPort"
+                    f"host port {', '.join(ports)} on {node} is held by {who}: "
+                    + (
+                        "force-delete the stuck Terminating pod"
+                        if len(terminating) == len(holders)
+                        else "move it to another node or give it another hostPort"
+                    )
                     + (f" ({others} other node(s) have the same conflict)" if others > 0 else "")
                 ),
                 plugin=n.NODE_PORTS,

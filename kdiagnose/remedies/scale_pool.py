@@ -51,10 +51,11 @@ def _healthy(ni: NodeInfo) -> bool:
 
 
 def _representatives(pool: NodePool) -> list[NodeInfo]:
-    """One member per distinct (zone, shape), healthy members first, at most MAX_TEMPLATES_PER_POOL."""
+    """One member per distinct (zone, shape), healthy members first, then by node name (the "shaped like"
+    node is a rule, never the input's order), at most MAX_TEMPLATES_PER_POOL."""
     seen: set[object] = set()
     out: list[NodeInfo] = []
-    for ni in sorted(pool.members, key=lambda m: not _healthy(m)):
+    for ni in sorted(pool.members, key=lambda m: (not _healthy(m), m.name)):
         key = (zone_of(ni.node), _shape(ni.node))
         if key in seen:
             continue
@@ -112,7 +113,7 @@ def templates(pool: NodePool, label_overrides: dict[str, str] | None = None) -> 
     over = label_overrides or {}
     spec = pool.spec
     if spec is not None and (spec.allocatable or not pool.members):
-        rep = pool.members[0] if pool.members else None
+        rep = min(pool.members, key=lambda m: m.name) if pool.members else None
         return [Template(pool, {**spec.labels, **over}, list(spec.taints), dict(spec.allocatable), rep)]
     return [
         Template(pool, {**rep.node.labels, **over}, pool_taints(rep.node), dict(rep.node.allocatable), rep)

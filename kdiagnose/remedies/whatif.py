@@ -368,7 +368,8 @@ def filter_replay(
     profile = next((p for p in scheduler.profiles if p.scheduler_name == pod.scheduler_name), None)
     if profile is None:
         return Replay({}, [], Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("no profile",)))
-    fw = Framework(snapshot, profile)
+    # Live clusters: pods nominated by an earlier preemption hold their node in the what-if too.
+    fw = Framework(snapshot, profile, nominated=scheduler.nominated)
     state = CycleState()
     result, status, _ = fw.run_pre_filter(state, pod)
     names = list(nodes) if nodes is not None else [ni.name for ni in snapshot.node_infos]

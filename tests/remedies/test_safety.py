@@ -80,7 +80,10 @@ def _cli(args: list[str], env: dict[str, str] | None = None) -> str:
     return result.stdout
 
 
-@pytest.mark.parametrize("scenario", [ARCH_GPU, POOL, CORDONED, "remedies/host-port-held.yaml"])
+@pytest.mark.parametrize(
+    "scenario",
+    [ARCH_GPU, POOL, CORDONED, "remedies/host-port-held.yaml", "remedies/terminating-holders.yaml"],
+)
 def test_every_remedy_has_commands_and_a_patch_document_in_json(scenario: str) -> None:
     doc = json.loads(_cli(["diagnose", str(FIXTURES / scenario), "-o", "json", "--all-remedies"]))
     remedies = [r for p in doc["pods"] for r in p["remedies"]]
@@ -111,3 +114,22 @@ def test_the_fixtures_are_realistic_dumps() -> None:
     # Each scenario says what it models in its header (read by a person, not by the code).
     for name in (ARCH_GPU, POOL, CORDONED):
         assert Path(FIXTURES / name).read_text().startswith("# ")
+
+
+TERMINATING = "remedies/terminating-holders.yaml"
+
+
+def test_a_terminating_pod_holding_a_readwriteoncepod_claim_is_force_deleted() -> None:
+    remedies, _ = remedies_for(TERMINATING, "apps/uploader-7c9d-new")
+    (first,) = remedies
+    assert (first.kind, first.safety) == ("free-claim", "safe")
+    assert first.commands == ["kubectl delete pod/uploader-7c9d-old -n apps --grace-period=0 --force"]
+    assert "make sure the container stopped on its node" in first.risk
+
+
+def test_a_terminating_pod_holding_a_host_port_is_force_deleted() -> None:
+    remedies, _ = remedies_for(TERMINATING, "ingress/edge-proxy-new")
+    (port,) = by_kind(remedies, "free-port")
+    assert port.unblocks == ["worker-2"]
+    assert port.summary.endswith("force-delete the stuck Terminating pod")
+    assert port.commands == ["kubectl delete pod/edge-proxy-old -n ingress --grace-period=0 --force"]
