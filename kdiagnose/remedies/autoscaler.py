@@ -230,7 +230,10 @@ def apply_evidence(ctx: Context, pool: NodePool, fit: Fit, remedy: Remedy, pools
                 f"Karpenter should launch a node for NodePool {np.name} (its requirements, taints and limits "
                 "admit the pod): wait, or check its events"
             )
-        remedy.risk = f"{cost}; Karpenter does it on its own: nothing to change"
+        remedy.risk = (
+            f"{cost}; Karpenter does it on its own: nothing to change; it may later consolidate the node "
+            f"(NodePool {np.name} disruption: {np.budget_text()})"
+        )
         remedy.safety = AUTOMATIC
         remedy.commands = []
         remedy.apply_note = "nothing to apply: Karpenter launches the node; the pod binds once it is Ready"
@@ -314,7 +317,8 @@ def karpenter_remedies(ctx: Context, covered: set[str]) -> tuple[list[Remedy], l
                 target=f"NodePool {np.name}",
                 risk=(
                     "adds a node Karpenter picks (cost); the NodePool has no node yet, so kdiagnose cannot replay "
-                    "one: the instance types its NodeClass offers decide whether the pod fits"
+                    "one: the instance types its NodeClass offers decide whether the pod fits; Karpenter tries "
+                    f"NodePools by weight (this one: {np.weight}); disruption: {np.budget_text()}"
                 ),
                 safety=AUTOMATIC,
                 apply_note="nothing to apply: Karpenter launches the node if an instance type fits",

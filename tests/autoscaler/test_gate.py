@@ -148,3 +148,13 @@ def test_room_is_checked_against_every_replica_that_needs_a_new_node(
     )
     assert res.exit_code == 0, res.stdout
     assert "fits after scale-up of group apps: 3 of 5 → 5" in res.stdout
+
+
+def test_json_gate_document_carries_the_scale_up_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
+    ok = json.loads(_check(monkeypatch, "--snapshot", "ca-status-room.yaml", "-o", "json").stdout)
+    assert ok["workloads"][0]["scaleUp"] == {
+        "canAdd": True,
+        "text": "fits after scale-up of group apps: 3 of 5 → 4",
+    }
+    blind = json.loads(_check(monkeypatch, "-o", "json").stdout)["workloads"][0]
+    assert blind["failsPolicy"] is True and blind["scaleUp"]["canAdd"] is False

@@ -113,6 +113,10 @@ def test_pod_karpenter_is_launching_for_is_reported_as_such() -> None:
     assert p["remedies"][0]["summary"].startswith(
         "Karpenter is already launching a node for this pod: nodeclaim default-8xk2q (NodePool default): registering"
     )
+    # Disruption budgets as the NodePool states them: Karpenter may consolidate the node later.
+    assert p["remedies"][0]["risk"].endswith(
+        "(NodePool default disruption: nodes: 10%; nodes: 0 for Underutilized during 0 9 * * mon-fri for 8h)"
+    )
     (row,) = [r for r in p["recorded"]["autoscaler"] if r["reason"] == "Nominated"]
     assert (
         row["explanation"]

@@ -32,6 +32,8 @@ def _workload(r: WorkloadResult, pools: dict[str, str]) -> dict[str, Any]:
         "outcome": r.outcome.value,
         "failsPolicy": r.fails_policy,
         "summary": r.summary,
+        # Fits only after scale-up: whether an autoscaler in the snapshot can add the node, and the room.
+        "scaleUp": {"canAdd": r.scale_up_ok, "text": r.scale_up} if r.scale_up else None,
         "message": r.message or None,
         "replicas": r.total,
         "fitNow": r.fit_now,
