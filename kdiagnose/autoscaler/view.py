@@ -34,6 +34,7 @@ __all__ = [
     "AutoscalerView",
     "Evidence",
     "evidence_for",
+    "group_failure_events",
     "record_unreadable",
     "view_for",
 ]
@@ -306,6 +307,27 @@ def pod_event_objects(snapshot: Snapshot, pod: Pod) -> list[Obj]:
 def _event_uid(ev: Obj) -> str:
     reg = ev.get("regarding") if isinstance(ev.get("regarding"), dict) else ev.get("involvedObject")
     return str(reg.get("uid") or "") if isinstance(reg, dict) else ""
+
+
+# Events cluster-autoscaler's LogRecorder writes on its status ConfigMap about a group's failed scale-ups
+# (clusterstate.go ScaleUpFailed/ScaleUpTimedOut, scaleup/orchestrator/executor.go FailedToScaleUpGroup).
+CA_GROUP_FAILURES = ("ScaleUpFailed", "ScaleUpTimedOut", "FailedToScaleUpGroup")
+
+
+def group_failure_events(snapshot: Snapshot, group: str) -> list[str]:
+    """ "<reason>: <message>" of the status ConfigMap's failed-scale-up events naming `group`, newest first."""
+    from kdiagnose.autoscaler.events import event_view
+
+    found: list[tuple[float, str]] = []
+    for ev in snapshot.kind("Event"):
+        reg = ev.get("regarding") if isinstance(ev.get("regarding"), dict) else ev.get("involvedObject")
+        if not isinstance(reg, dict) or reg.get("kind") != "ConfigMap":
+            continue
+        reason, message, _, when, _, _, _ = event_view(ev)
+        if reason in CA_GROUP_FAILURES and group in message:
+            found.append((when or 0.0, f"{reason}: {message}"))
+    found.sort(key=lambda t: (-t[0], t[1]))
+    return [t for _, t in found]
 
 
 def snapshot_now(snapshot: Snapshot) -> float | None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kdiagnose.autoscaler.karpenter import NODEPOOL_LABEL
-from kdiagnose.autoscaler.view import Evidence, evidence_for, view_for
+from kdiagnose.autoscaler.view import Evidence, evidence_for, group_failure_events, view_for
 from kdiagnose.results import AUTOMATIC, SAFE, Remedy
 
 if TYPE_CHECKING:
@@ -170,6 +170,10 @@ def apply_evidence(ctx: Context, pool: NodePool, fit: Fit, remedy: Remedy, pools
             )
             return remedy
         if ev.blocked:
+            failures = group_failure_events(ctx.snapshot, g.name)
+            if failures:
+                ev.blocked += f"; cluster-autoscaler recorded {failures[0]}"
+                remedy.details["autoscaler"]["blocked"] = ev.blocked
             remedy.summary = f"fix node group {label} first: {ev.blocked}; a new node of it fits the pod"
             remedy.commands = [
                 f"# {ev.blocked}: fix the cause with the cloud provider (quota, capacity, instance type)"

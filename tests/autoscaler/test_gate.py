@@ -67,6 +67,15 @@ def test_scale_up_policy(monkeypatch: pytest.MonkeyPatch, extra: list[str], code
     assert text in res.stdout
 
 
+def test_backoff_names_the_failure_cluster_autoscaler_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    res = _check(monkeypatch, "--snapshot", "ca-status-backoff.yaml")
+    assert res.exit_code == 1
+    assert (
+        "cluster-autoscaler recorded ScaleUpFailed: Failed adding 1 nodes to group "
+        "eks-apps-4ac6b7d2-1b2c-3d4e-5f60-718293a4b5c6 due to InsufficientInstanceCapacity"
+    ) in res.stdout
+
+
 def test_fail_on_scale_up_still_fails_a_scale_up_with_room(monkeypatch: pytest.MonkeyPatch) -> None:
     res = _check(monkeypatch, "--snapshot", "ca-status-room.yaml", "--fail-on", "scale-up")
     assert res.exit_code == 1
