@@ -182,16 +182,21 @@ def _start_autoscaler(fx: _Fetcher) -> list[Future[Any]]:
         fx.pool.submit(fx.reader.get, KINDS["ConfigMap"], name, ns),
         fx.pool.submit(fx.reader.list, KINDS["NodePool"]),
         fx.pool.submit(fx.reader.list, KINDS["NodeClaim"]),
+        # The failed scale-ups CA's LogRecorder writes on its status ConfigMap (ScaleUpFailed, ...).
+        fx.pool.submit(fx.events, ns, f"regarding.kind=ConfigMap,regarding.name={name}"),
     ]
 
 
 def _finish_autoscaler(fx: _Fetcher, futures: list[Future[Any]]) -> None:
     """A missing status ConfigMap or Karpenter API means no such autoscaler; a denied read is recorded, so
     reports say "not checked: cluster-autoscaler status (forbidden)" instead of advising blind."""
-    for fut, what in zip(futures, ("cluster-autoscaler status", "NodePool", "NodeClaim"), strict=True):
+    whats = ("cluster-autoscaler status", "NodePool", "NodeClaim", "cluster-autoscaler events")
+    for fut, what in zip(futures, whats, strict=True):
         try:
             got = fut.result()
         except ApiStatusError as e:
+            if what == "cluster-autoscaler events":
+                continue  # context for a backoff, not required
             if e.status == 401:
                 raise ClusterError(f"cannot read {what}: {describe_status(e)}") from None
             if e.status == 404:

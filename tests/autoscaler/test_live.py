@@ -120,3 +120,24 @@ def test_check_context_gate_uses_the_live_status(tmp_path: Path, monkeypatch: py
         )
     assert res.exit_code == 0, res.stdout + res.stderr
     assert "fits after scale-up of group apps: 3 of 5 → 4" in res.stdout
+
+
+def test_live_reads_the_failures_ca_recorded_on_its_status_configmap(tmp_path: Path) -> None:
+    objs = (
+        _objects("check/eks-nodes.yaml")
+        + _objects("check/ca-status-backoff.yaml")
+        + _objects("check/pending-web.yaml")
+    )
+    with FakeAPIServer(objs) as srv:
+        srv.not_served_groups.add("karpenter.sh")
+        doc = _live(srv, tmp_path, "pod", "web-7d4b9c8f6-x2x9q", "-n", "shop")
+        methods = srv.methods()
+    assert methods == {"GET"}
+    (p,) = doc["pods"]
+    assert p["remedies"][0]["summary"].startswith(
+        "fix node group apps first: in backoff after a failed scale-up"
+    )
+    assert (
+        "cluster-autoscaler recorded ScaleUpFailed: Failed adding 1 nodes to group"
+        in p["remedies"][0]["summary"]
+    )
