@@ -198,3 +198,13 @@ def test_pod_no_nodepool_admits_gets_karpenters_reason_per_nodepool(tmp_path: Pa
         "; Karpenter: incompatible requirements, key team, team In [ml] not in team In [data]"
     )
     assert "NodePool gpu: no scale-up: Karpenter: did not tolerate nvidia.com/gpu=true:NoSchedule" in notes
+
+
+def test_reports_do_not_depend_on_document_order(tmp_path: Path) -> None:
+    for name in ("ca-at-max.yaml", "ca-room-text.yaml", "karpenter-limit.yaml"):
+        docs = (FIXTURES / name).read_text().split("\n---\n")
+        (tmp_path / name).write_text("\n---\n".join(reversed(docs)) + "\n")
+        a, b = _doc(FIXTURES / name), _doc(tmp_path / name)
+        a.pop("source", None)
+        b.pop("source", None)
+        assert a == b, name
