@@ -89,11 +89,41 @@ def test_main_keeps_the_exit_codes(argv: list[str], code: int, capsys: pytest.Ca
             "not served by this API server",
             id="a missing resource type is not served",
         ),
-        pytest.param(403, "nope", "forbidden", id="403 is forbidden"),
     ],
 )
 def test_describe_status(status: int, message: str, want: str) -> None:
     assert describe_status(ApiStatusError(status, "NotFound", message, "/x")) == want
+
+
+# The messages are the real kube-apiserver's (v1.36/v1.37, RBAC authorizer), as tests/e2e/ records them.
+@pytest.mark.parametrize(
+    ("verb", "path", "message", "want"),
+    [
+        pytest.param(
+            "list",
+            "/api/v1/nodes",
+            'nodes is forbidden: User "e2e-developer" cannot list resource "nodes" in API group "" at the cluster scope',
+            'forbidden (user "e2e-developer" needs RBAC list on nodes at the cluster scope)',
+            id="a cluster-scoped list",
+        ),
+        pytest.param(
+            "get",
+            "/api/v1/namespaces/kube-system/pods/x",
+            'pods "x" is forbidden: User "e2e-developer" cannot get resource "pods" in API group "" in the namespace "kube-system"',
+            'forbidden (user "e2e-developer" needs RBAC get on pods in namespace "kube-system")',
+            id="a namespaced get",
+        ),
+        pytest.param(
+            "list",
+            "/apis/storage.k8s.io/v1/storageclasses",
+            "nope",
+            "forbidden (this context's user needs RBAC list on storageclasses.storage.k8s.io at the cluster scope)",
+            id="a group's resource, a message without the user",
+        ),
+    ],
+)
+def test_forbidden_names_the_permission(verb: str, path: str, message: str, want: str) -> None:
+    assert describe_status(ApiStatusError(403, "Forbidden", message, path, verb)) == want
 
 
 def test_a_missing_scheduler_configmap_is_reported_as_not_found(

@@ -153,6 +153,7 @@ _SHARED = [
     (["--kubeconfig"], None),
     (["--context"], None),
     (["--request-timeout"], "30s"),
+    (["--chunk-size"], 500),
     (["-o", "--output"], "human"),
     (["--no-color"], False),
     (["--k8s-version"], None),

@@ -396,6 +396,22 @@ def test_pagination_over_many_pages(tmp_path: Path) -> None:
     assert pod_doc(doc, "default/hello-web-new")["message"] == SEED_MESSAGE
 
 
+@pytest.mark.parametrize(
+    ("chunk", "want"),
+    [
+        pytest.param("100", ["limit=100"] * 13, id="--chunk-size 100: 13 pages of 1209 pods"),
+        pytest.param("0", [""], id="--chunk-size 0: one unpaginated request, as kubectl"),
+    ],
+)
+def test_chunk_size_sets_the_page_size(tmp_path: Path, chunk: str, want: list[str]) -> None:
+    with FakeAPIServer([*_objects(SEED), *_many_pods(1200)]) as srv:
+        _, doc = live_json(srv, tmp_path, "pod", "hello-web-new", "-n", "default", "--chunk-size", chunk)
+        lists = _pod_list_requests(srv)
+    assert doc["summary"]["podsInInput"] == 9 + 1200
+    assert ["limit=" + p.split("limit=")[1].split("&")[0] if "limit=" in p else "" for p in lists] == want
+    assert pod_doc(doc, "default/hello-web-new")["message"] == SEED_MESSAGE
+
+
 def test_expired_continue_restarts_the_list_once(tmp_path: Path) -> None:
     with FakeAPIServer([*_objects(SEED), *_many_pods(1200)]) as srv:
         srv.expire_once.add("pods")

@@ -80,6 +80,12 @@ def check_command(
     kubeconfig: str | None = typer.Option(
         None, "--kubeconfig", help="Kubeconfig for --context (default: $KUBECONFIG, ~/.kube/config)."
     ),
+    chunk_size: int = typer.Option(
+        500,
+        "--chunk-size",
+        min=0,
+        help="With --context: list in pages of this many objects; 0 = unpaginated.",
+    ),
     namespace: str = typer.Option(
         "default", "-n", "--namespace", help="Namespace of manifests that set none (as kubectl apply -n)."
     ),
@@ -170,6 +176,7 @@ def check_command(
             resolve_target(kubeconfig, context),
             timeout=parse_timeout(request_timeout),
             k8s_version=k8s_version or cfg.k8s_version,
+            chunk_size=chunk_size,
         )
     version = k8s_version or cfg.k8s_version
     explicit = dialect_option(version) if version and live is None else None

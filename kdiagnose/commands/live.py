@@ -54,6 +54,7 @@ class LiveOptions:
     kubeconfig: str | None = None
     context: str | None = None
     request_timeout: str = "30s"
+    chunk_size: int = 500
     output: str = "human"
     no_color: bool = False
     k8s_version: str | None = None
@@ -418,7 +419,13 @@ def run_live(opts: LiveOptions) -> tuple[Report, int]:
     if opts.name is not None:
         ns = opts.namespace or target.namespace
         fetched, dialect = fetch_for_pod(
-            target, opts.name, ns, timeout=timeout, k8s_version=opts.k8s_version, full=opts.full
+            target,
+            opts.name,
+            ns,
+            timeout=timeout,
+            k8s_version=opts.k8s_version,
+            full=opts.full,
+            chunk_size=opts.chunk_size,
         )
     else:
         if opts.all_namespaces and opts.namespace:
@@ -437,6 +444,7 @@ def run_live(opts: LiveOptions) -> tuple[Report, int]:
             timeout=timeout,
             k8s_version=opts.k8s_version,
             full=opts.full,
+            chunk_size=opts.chunk_size,
         )
     if opts.debug:
         typer.echo(
@@ -499,6 +507,12 @@ _SHARED_OPTIONS: dict[str, Any] = {
     ],
     "request_timeout": Annotated[
         str, typer.Option("--request-timeout", help="Per-request timeout, e.g. 30s, 1m; 0 = none.")
+    ],
+    "chunk_size": Annotated[
+        int,
+        typer.Option(
+            "--chunk-size", min=0, help="List in pages of this many objects, as kubectl; 0 = unpaginated."
+        ),
     ],
     "output": Annotated[str, typer.Option("-o", "--output", help="human, json or yaml.")],
     "no_color": Annotated[bool, typer.Option("--no-color", help="No ANSI colors.")],

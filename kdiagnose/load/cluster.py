@@ -337,9 +337,10 @@ def fetch_for_pod(
     timeout: float = 30.0,
     k8s_version: str | None = None,
     full: bool = False,
+    chunk_size: int = PAGE_LIMIT,
 ) -> tuple[Fetched, Dialect]:
     """Everything `kdiagnose pod NAME` needs, in two rounds: /version + the pod, then the lists in parallel."""
-    reader = ApiReader(target, timeout)
+    reader = ApiReader(target, timeout, chunk_size)
     fx = _Fetcher(reader, full)
     start = time.monotonic()
     try:
@@ -380,11 +381,15 @@ def fetch_for_pod(
 
 @no_gc()
 def fetch_cluster(
-    target: ClusterTarget, *, timeout: float = 30.0, k8s_version: str | None = None
+    target: ClusterTarget,
+    *,
+    timeout: float = 30.0,
+    k8s_version: str | None = None,
+    chunk_size: int = PAGE_LIMIT,
 ) -> tuple[Fetched, Dialect]:
     """The whole cluster as the scheduler sees it (every kind the replay may read), for `kdiagnose check
     --context`: the manifests' needs are unknown until they are expanded, so nothing is skipped."""
-    reader = ApiReader(target, timeout)
+    reader = ApiReader(target, timeout, chunk_size)
     fx = _Fetcher(reader, False)
     start = time.monotonic()
     try:
@@ -448,9 +453,10 @@ def fetch_for_pods(
     timeout: float = 30.0,
     k8s_version: str | None = None,
     full: bool = False,
+    chunk_size: int = PAGE_LIMIT,
 ) -> tuple[Fetched, Dialect]:
     """Everything `kdiagnose pods` needs: the Pending pods in scope (namespace None = all), then the lists."""
-    reader = ApiReader(target, timeout)
+    reader = ApiReader(target, timeout, chunk_size)
     fx = _Fetcher(reader, full)
     start = time.monotonic()
     try:
