@@ -57,12 +57,12 @@ def needed_permission(verb: str, path: str) -> str:
 
 
 def describe_status(e: ApiStatusError) -> str:
-    """The short cause for an error line: `forbidden (...needs list on nodes...)`, `not served by this
+    """The short cause for an error line: `forbidden: user "x" needs RBAC list on nodes at the cluster scope`, `not served by this
     API server`, ..."""
     if e.status == 403:
         m = _FORBIDDEN_USER_RE.search(e.message)
         who = f'user "{m.group(1)}"' if m else "this context's user"
-        return f"forbidden ({who} needs RBAC {needed_permission(e.verb, e.path)})"
+        return f"forbidden: {who} needs RBAC {needed_permission(e.verb, e.path)}"
     if e.status == 401:
         return "unauthorized (the context's credentials were rejected)"
     if e.status == 404:

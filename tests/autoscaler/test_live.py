@@ -65,13 +65,16 @@ def test_denied_status_read_is_not_checked_forbidden(tmp_path: Path) -> None:
         srv.forbidden.add("configmaps")
         doc = _live(srv, tmp_path, "pod", "web-7d4b9c8f6-x2x9q", "-n", "shop")
     assert (
-        "not checked: cluster-autoscaler status (forbidden): scale-up advice is given blind"
+        'not checked: cluster-autoscaler status (forbidden: user "system:serviceaccount:test:kdiagnose" needs RBAC get on configmaps in namespace "kube-system"): scale-up advice is given blind'
         in doc["warnings"]
     )
     (p,) = doc["pods"]
     first = p["remedies"][0]
     assert first["summary"] == "scale node pool apps by 1"
-    assert "(not checked: cluster-autoscaler status (forbidden))" in first["risk"]
+    assert (
+        '(not checked: cluster-autoscaler status (forbidden: user "system:serviceaccount:test:kdiagnose" needs RBAC get on configmaps in namespace "kube-system"))'
+        in first["risk"]
+    )
     assert first["details"]["autoscaler"]["can_add"] is False
 
 
@@ -94,9 +97,15 @@ def test_denied_nodepools_are_not_checked(tmp_path: Path) -> None:
     with FakeAPIServer(_objects("karpenter-limit.yaml")) as srv:
         srv.forbidden.add("karpenter.sh/nodepools")
         doc = _live(srv, tmp_path, "pods", "-n", "data")
-    assert "not checked: NodePool (forbidden): scale-up advice is given blind" in doc["warnings"]
+    assert (
+        'not checked: NodePool (forbidden: user "system:serviceaccount:test:kdiagnose" needs RBAC list on nodepools.karpenter.sh at the cluster scope): scale-up advice is given blind'
+        in doc["warnings"]
+    )
     first = {p["pod"]: p for p in doc["pods"]}["data/report-gen-28912345-x7m4p"]["remedies"][0]
-    assert "not checked: Karpenter NodePools (forbidden)" in first["risk"]
+    assert (
+        'not checked: Karpenter NodePools (forbidden: user "system:serviceaccount:test:kdiagnose" needs RBAC list on nodepools.karpenter.sh at the cluster scope)'
+        in first["risk"]
+    )
 
 
 def test_check_context_gate_uses_the_live_status(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

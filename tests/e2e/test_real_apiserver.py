@@ -253,19 +253,19 @@ def test_developer_is_denied_what_it_lacks_with_the_permission_named(live: Clust
     # Its own namespace: the pod is readable, the nodes are not (a cluster-scoped resource).
     line = _one_line_error(kdiagnose("pod", name, "-n", ns, *kc(live, "developer"), home=home))
     assert line.endswith(
-        'cannot list nodes: forbidden (user "e2e-developer" needs RBAC list on nodes at the cluster scope)'
+        'cannot list nodes: forbidden: user "e2e-developer" needs RBAC list on nodes at the cluster scope'
     ), line
     line = _one_line_error(kdiagnose("pods", *kc(live, "developer"), home=home))
     assert "cannot list nodes: forbidden" in line, line
     # Every namespace: listing pods cluster-wide is what is denied.
     line = _one_line_error(kdiagnose("pods", "-A", *kc(live, "developer"), home=home))
     assert line.endswith(
-        'cannot list pods: forbidden (user "e2e-developer" needs RBAC list on pods at the cluster scope)'
+        'cannot list pods: forbidden: user "e2e-developer" needs RBAC list on pods at the cluster scope'
     ), line
     # Another namespace's pod.
     line = _one_line_error(kdiagnose("pod", "x", "-n", "kube-system", *kc(live, "developer"), home=home))
     assert line.endswith(
-        'cannot get pod "kube-system/x": forbidden (user "e2e-developer" needs RBAC get on pods in namespace "kube-system")'
+        'cannot get pod "kube-system/x": forbidden: user "e2e-developer" needs RBAC get on pods in namespace "kube-system"'
     ), line
 
 
