@@ -356,8 +356,86 @@ def pending(i: int, owners: int = 0) -> dict[str, Any]:
     }
 
 
+def varied_pending(i: int) -> dict[str, Any]:
+    """Pending pod i of a mass-pending incident (issue #17): its own owner, its own requests, labels and
+    selectors; every third has required pod anti-affinity, every fifth a zone spread constraint."""
+    app = APPS[i % len(APPS)]
+    zone = ZONES[i % len(ZONES)]
+    cpu = f"{250 * (1 + i % 13)}m" if i % 11 else f"{12 + i % 7}"  # some pods fit no node
+    mem = f"{256 * (1 + (i * 7) % 17)}Mi"
+    labels = {"app": app, "tier": f"t{i % 4}", "pod-template-hash": f"v{i}", "release": f"r{i % 29}"}
+    spec: dict[str, Any] = {
+        "containers": [
+            {
+                "name": app,
+                "image": IMAGES[i % len(IMAGES)],
+                "resources": {"requests": {"cpu": cpu, "memory": mem}},
+            }
+        ]
+    }
+    if i % 2:
+        spec["nodeSelector"] = {"eks.amazonaws.com/nodegroup": POOLS[i % 3][0]}
+    if i % 3 == 0:
+        spec["affinity"] = {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "topologyKey": "kubernetes.io/hostname",
+                        "labelSelector": {"matchLabels": {"app": APPS[(i + 1) % len(APPS)]}},
+                    }
+                ]
+            }
+        }
+    if i % 5 == 0:
+        spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": app}},
+            }
+        ]
+    if i % 7 == 0:
+        spec["tolerations"] = [
+            {"key": "dedicated", "operator": "Equal", "value": "batch", "effect": "NoSchedule"}
+        ]
+    if i % 4 == 1:
+        spec.setdefault("affinity", {})["nodeAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}
+                        ]
+                    }
+                ]
+            }
+        }
+    owner = f"incident-{app}-{i:05d}"
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{owner}-x",
+            "namespace": NAMESPACES[i % 5],
+            "labels": labels,
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": owner,
+                    "uid": f"uid-v{i}",
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": spec,
+        "status": {"phase": "Pending"},
+    }
+
+
 def generate(
-    nodes: int, pods_per_node: int, n_pending: int, seed: int = 1, owners: int = 0
+    nodes: int, pods_per_node: int, n_pending: int, seed: int = 1, owners: int = 0, varied: bool = False
 ) -> dict[str, Any]:
     rng = random.Random(seed)
     items: list[dict[str, Any]] = []
@@ -371,7 +449,7 @@ def generate(
         for _ in range(pods_per_node):
             items.append(pod(n["metadata"]["name"], pool, k, rng))
             k += 1
-    items += [pending(i, owners) for i in range(n_pending)]
+    items += [varied_pending(i) if varied else pending(i, owners) for i in range(n_pending)]
     return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
 
 
@@ -386,11 +464,17 @@ def main() -> int:
         default=0,
         help="pending pods are replicas of N owners (0: all distinct)",
     )
+    ap.add_argument(
+        "--varied",
+        action="store_true",
+        help="distinct pending pods with varied requests, labels and selectors (a third with required "
+        "anti-affinity, a fifth with zone spread): the mass-pending incident of issue #17",
+    )
     ap.add_argument("--format", choices=["json", "yaml"], default="json")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="-")
     a = ap.parse_args()
-    doc = generate(a.nodes, a.pods_per_node, a.pending, a.seed, a.pending_owners)
+    doc = generate(a.nodes, a.pods_per_node, a.pending, a.seed, a.pending_owners, a.varied)
     out = sys.stdout if a.out == "-" else open(a.out, "w")  # noqa: SIM115
     if a.format == "json":
         json.dump(doc, out, indent=4)  # kubectl indents with 4 spaces
