@@ -174,6 +174,10 @@ class Snapshot:
         self.node_cache: dict[str, Any] = {}
         # Bumped by every mutation, so results memoized against this snapshot know they are stale.
         self.generation = 0
+        # derive(): the snapshot this one was derived from and its generation then, so per-snapshot pod
+        # indexes can be adjusted from the parent's (only the changed nodes) instead of rebuilt.
+        self.parent: Snapshot | None = None
+        self.parent_generation = 0
 
     # ------------------------------------------------------------ what-if copies (remedies, CI gate)
 
@@ -226,6 +230,7 @@ class Snapshot:
         """An independent copy: bind/remove_pods/add_object on it never touch this snapshot (derive()
         shares untouched NodeInfos, so it is for read-only what-ifs). Pods and nodes are shared, not copied."""
         new = self.derive()
+        new.parent = None
         new.node_infos = [ni.clone() for ni in new.node_infos]
         new.node_info_by_name = {ni.name: ni for ni in new.node_infos}
         new.objects = {k: list(v) for k, v in self.objects.items()}
@@ -267,11 +272,14 @@ class Snapshot:
         new.warnings = list(self.warnings)
         new.cache = {}
         new.generation = 0
+        new.parent = self
+        new.parent_generation = self.generation
         new.node_cache = {} if (extra_nodes or node_changes) else self.node_cache
-        removed = {id(p) for p in remove_pods}
+        gone = list(remove_pods)
+        removed = {id(p) for p in gone}
         old, repl = replace_pod if replace_pod else (None, None)
         changes = node_changes or {}
-        touched = {p.node_name for p in self.pods if id(p) in removed and p.node_name}
+        touched = {p.node_name for p in gone if p.node_name}
         new.node_infos = []
         for ni in self.node_infos:
             if ni.name in changes:
@@ -288,8 +296,12 @@ class Snapshot:
                 new.node_infos.append(c)
             else:
                 new.node_infos.append(ni)
-        new.pods = [p for p in self.pods if id(p) not in removed and p is not old]
-        new.pending = [p for p in self.pending if id(p) not in removed and p is not old]
+        if removed or old is not None:
+            new.pods = [p for p in self.pods if id(p) not in removed and p is not old]
+            new.pending = [p for p in self.pending if id(p) not in removed and p is not old]
+        else:
+            new.pods = list(self.pods)
+            new.pending = list(self.pending)
         if repl is not None:
             new.pods.append(repl)
             if not repl.node_name:

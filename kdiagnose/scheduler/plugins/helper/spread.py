@@ -40,21 +40,98 @@ def selector_matches(selector: Selector, labels: Mapping[str, str]) -> bool:
     return all(r.matches(labels) for r in selector)
 
 
+class _Index(dict[str, Any]):
+    """A per-namespace index; `shared` names the namespaces whose entries are the parent snapshot's own
+    objects (derive()), copied before the first in-place update here."""
+
+    __slots__ = ("shared",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shared: set[str] = set()
+
+
+def _changed_nodes(snapshot: Snapshot, parent: Snapshot) -> dict[str, NodeInfo | None] | None:
+    """Nodes whose NodeInfo differs from the parent's (new, replaced, cloned; None = gone), or None when
+    the parent changed since the derive or most nodes differ (then a rebuild is as cheap)."""
+    if snapshot.parent_generation != parent.generation:
+        return None
+    by_name = parent.node_info_by_name
+    changed: dict[str, NodeInfo | None] = {
+        ni.name: ni for ni in snapshot.node_infos if by_name.get(ni.name) is not ni
+    }
+    if len(snapshot.node_infos) - len(changed) < len(by_name):
+        mine = snapshot.node_info_by_name
+        changed.update((name, None) for name in by_name if name not in mine)
+    return changed if len(changed) * 4 <= len(by_name) else None
+
+
+def _derived_by_namespace(
+    snapshot: Snapshot, parent: Snapshot, changed: dict[str, NodeInfo | None]
+) -> tuple[_Index, set[str]]:
+    """The parent's pods-by-namespace with only the changed nodes' entries redone, in the order a rebuild
+    gives (snapshot node order, then each node's pod order); also the namespaces that changed."""
+    base = pods_by_namespace(parent)
+    affected: set[str] = set()
+    for name, ni in changed.items():
+        before = parent.node_info_by_name.get(name)
+        for holder in (before, ni):
+            if holder is not None:
+                affected.update(p.namespace for p in holder.pods)
+    idx = _Index()
+    for ns, items in base.items():
+        if ns not in affected:
+            idx[ns] = items
+            idx.shared.add(ns)
+    if affected:
+        pos = {ni.name: i for i, ni in enumerate(snapshot.node_infos)}
+        fresh: dict[str, list[tuple[Pod, NodeInfo]]] = {}
+        for ni in changed.values():
+            if ni is not None:
+                for p in ni.pods:
+                    fresh.setdefault(p.namespace, []).append((p, ni))
+        for ns in affected:
+            items = [it for it in base.get(ns, ()) if it[1].name not in changed]
+            items += fresh.get(ns, [])
+            if items:
+                items.sort(key=lambda it: pos[it[1].name])  # stable: pods keep their node's order
+                idx[ns] = items
+    return idx, affected
+
+
 def pods_by_namespace(snapshot: Snapshot) -> dict[str, list[tuple[Pod, NodeInfo]]]:
     """Every pod bound to a node of the snapshot, with its NodeInfo, by namespace; built once per snapshot,
-    so counting a namespace's pods per topology domain is one pass over that namespace, not over all nodes."""
-    idx: dict[str, list[tuple[Pod, NodeInfo]]] | None = snapshot.cache.get(_PODS_BY_NS_KEY)
+    so counting a namespace's pods per topology domain is one pass over that namespace, not over all nodes.
+    A derived snapshot (remedies' what-ifs) adjusts its parent's index for the nodes it changed."""
+    idx: _Index | None = snapshot.cache.get(_PODS_BY_NS_KEY)
     if idx is None:
-        idx = {}
-        for ni in snapshot.node_infos:
-            for p in ni.pods:
-                idx.setdefault(p.namespace, []).append((p, ni))
+        parent = snapshot.parent
+        changed = _changed_nodes(snapshot, parent) if parent is not None else None
+        if parent is not None and changed is not None:
+            idx, affected = _derived_by_namespace(snapshot, parent, changed)
+            labels: LabelIndex | None = parent.cache.get(_PODS_BY_LABEL_KEY)
+            if labels is not None and _PODS_BY_LABEL_KEY not in snapshot.cache:
+                root = _Index()
+                for ns, by_pair in labels.items():
+                    if ns not in affected:
+                        root[ns] = by_pair
+                        root.shared.add(ns)
+                snapshot.cache[_PODS_BY_LABEL_KEY] = root
+        else:
+            idx = _Index()
+            for ni in snapshot.node_infos:
+                for p in ni.pods:
+                    idx.setdefault(p.namespace, []).append((p, ni))
         snapshot.cache[_PODS_BY_NS_KEY] = idx
     return idx
 
 
-def _pod_bound(idx: dict[str, list[tuple[Pod, NodeInfo]]], pod: Pod, ni: NodeInfo) -> None:
-    idx.setdefault(pod.namespace, []).append((pod, ni))
+def _pod_bound(idx: _Index, pod: Pod, ni: NodeInfo) -> None:
+    ns = pod.namespace
+    if ns in idx.shared:
+        idx.shared.discard(ns)
+        idx[ns] = list(idx[ns])
+    idx.setdefault(ns, []).append((pod, ni))
 
 
 # Snapshot.bind (the CI gate's sequential replicas) extends the index instead of rebuilding it per pod.
@@ -65,14 +142,15 @@ LabelIndex = dict[str, dict[tuple[str, str], list[tuple["Pod", "NodeInfo"]]]]
 
 def _label_index(snapshot: Snapshot, namespace: str) -> dict[tuple[str, str], list[tuple[Pod, NodeInfo]]]:
     """A namespace's bound pods by (label key, value), built the first time a selector asks about it."""
+    by_ns = pods_by_namespace(snapshot)  # first: a derived snapshot inherits its parent's label index too
     root: LabelIndex | None = snapshot.cache.get(_PODS_BY_LABEL_KEY)
     if root is None:
-        root = {}
+        root = _Index()
         snapshot.cache[_PODS_BY_LABEL_KEY] = root
     idx = root.get(namespace)
     if idx is None:
         idx = {}
-        for item in pods_by_namespace(snapshot).get(namespace, ()):
+        for item in by_ns.get(namespace, ()):
             for pair in item[0].labels.items():
                 idx.setdefault(pair, []).append(item)
         root[namespace] = idx
@@ -80,6 +158,11 @@ def _label_index(snapshot: Snapshot, namespace: str) -> dict[tuple[str, str], li
 
 
 def _label_bound(root: LabelIndex, pod: Pod, ni: NodeInfo) -> None:
+    if isinstance(root, _Index) and pod.namespace in root.shared:
+        # The parent's dict: drop it here, rebuilt from this snapshot's pods on the next question.
+        root.shared.discard(pod.namespace)
+        root.pop(pod.namespace, None)
+        return
     idx = root.get(pod.namespace)
     if idx is not None:
         for pair in pod.labels.items():
