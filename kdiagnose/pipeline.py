@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from kdiagnose.errors import InputError, UsageError
+from kdiagnose.errors import UsageError
 from kdiagnose.model.pools import PoolSpec, pool_of
 from kdiagnose.results import PodReport, Remedy, Report
 from kdiagnose.scheduler.diagnosis import Diagnosis
@@ -109,6 +109,10 @@ def profiles_for(
 
 
 def _pod_key(ref: str, namespace: str | None) -> str:
+    """NAME, NAMESPACE/NAME, and kubectl's pod/NAME (pods/NAME, po/NAME) forms."""
+    kind, sep, rest = ref.partition("/")
+    if sep and kind in ("pod", "pods", "po") and rest and "/" not in rest:
+        ref = rest
     if "/" in ref:
         ns, _, name = ref.partition("/")
         if not ns or not name or "/" in name:
@@ -137,7 +141,7 @@ def select_pods(
             key = _pod_key(ref, namespace)
             pod = by_key.get(key)
             if pod is None:
-                raise InputError(f"pod {key} not found in the input (or it has finished: Succeeded/Failed)")
+                raise UsageError(_not_found(key, snapshot))
             if match is None or match(pod.labels):
                 out.append(pod)
         return out, warnings
@@ -161,6 +165,27 @@ def select_pods(
             f"(--scheduler-name {name} replays them with the default profile)"
         )
     return out, warnings
+
+
+def _not_found(key: str, snapshot: Snapshot) -> str:
+    """`--pod NS/NAME` names no pod: where a pod of that name exists, and close names (a usage mistake)."""
+    import difflib
+
+    ns, _, name = key.partition("/")
+    elsewhere = sorted({p.namespace for p in snapshot.pods if p.name == name and p.namespace != ns})
+    text = f"pod {key} not found in the input (or it has finished: Succeeded/Failed)"
+    if elsewhere:
+        shown = ", ".join(elsewhere[:5]) + (", …" if len(elsewhere) > 5 else "")
+        return f"{text}; a pod named {name} exists in namespace {shown} (--pod {elsewhere[0]}/{name})"
+    # Close names in the namespace first, then anywhere (names only: a shared namespace is no likeness).
+    for pool in ([p for p in snapshot.pods if p.namespace == ns], snapshot.pods):
+        keys: dict[str, list[str]] = {}
+        for p in sorted(pool, key=lambda p: p.key):
+            keys.setdefault(p.name, []).append(p.key)
+        close = difflib.get_close_matches(name, sorted(keys), n=3, cutoff=0.75)
+        if close:
+            return f"{text}; did you mean {', '.join(k for c in close for k in keys[c][:1])}?"
+    return text
 
 
 # ---------------------------------------------------------------------------------------------- report
@@ -197,6 +222,7 @@ def diagnose_snapshot(
     remedies: bool = True,
     pools: list[PoolSpec] | None = None,
     nominated: bool = False,
+    offline: bool = True,
 ) -> Report:
     """Diagnose the selected pods (default: every pending pod a profile handles) and build the Report."""
     all_profiles = profiles_for(snapshot, profiles, scheduler_name)
@@ -210,8 +236,9 @@ def diagnose_snapshot(
     )
     scheduler = Scheduler(snapshot, all_profiles, nominated=nominated)
     from kdiagnose.autoscaler.compare import attach_recorded
-    from kdiagnose.recorded import recorded_for
+    from kdiagnose.recorded import recorded_for, triage_offline
     from kdiagnose.remedies.engine import compute_remedies
+    from kdiagnose.sequential import place_one_after_another
 
     notes = list(profile_notes)
     for p in all_profiles:
@@ -233,12 +260,20 @@ def diagnose_snapshot(
         profiles={p.scheduler_name: p.describe() for p in all_profiles if not p.is_default},
     )
     remedy_memo: dict[tuple[bytes, str], tuple[list[Remedy], list[str]]] = {}
+    by_owner: dict[str, list[Pod]] = {}
     for pod in sorted(selected, key=lambda p: p.key):
+        # What the pod's own state says (live mode triages from the API objects itself, commands/live.py).
+        tri = triage_offline(snapshot, pod) if offline else None
         if pod.node_name:
-            pr = PodReport(diagnosis=_bound(snapshot, pod), triage=f"already bound to node {pod.node_name}")
+            pr = PodReport(
+                diagnosis=_bound(snapshot, pod),
+                triage=tri.text if tri is not None else f"already bound to node {pod.node_name}",
+            )
         else:
             d = scheduler.diagnose(pod)
             pr = PodReport(diagnosis=d)
+            if tri is not None and d.scheduled and tri.notable:
+                pr.why_pending = tri.text
             if remedies and not d.scheduled and d.handled:
                 # Replicas of one owner get the same remedies (they name the owner, not the pod).
                 sig = scheduling_signature(pod)
@@ -254,6 +289,14 @@ def diagnose_snapshot(
         # Every event about the pod (cluster-autoscaler's and Karpenter's too), aged against the dump's time.
         pr.recorded = attach_recorded(pr.recorded, snapshot, pod, pr.remedies)
         report.pods.append(pr)
+        if pr.owner and not pod.node_name and pr.diagnosis.handled and pr.diagnosis.preenqueue is None:
+            by_owner.setdefault(pr.owner, []).append(pod)
+    # Each pod above is judged alone; an owner's replicas also compete with each other.
+    for owner, owned in by_owner.items():
+        if len(owned) > 1:
+            report.sequential[owner] = place_one_after_another(
+                snapshot, all_profiles, owned, nominated=nominated
+            )
     return report
 
 

@@ -24,11 +24,14 @@ __all__ = [
     "EVENT_LIMIT",
     "Triage",
     "build_recorded",
+    "describe_age",
+    "dump_time",
     "format_age",
     "latest_failed_scheduling",
     "parse_time",
     "reason_counts",
     "recorded_for",
+    "triage_offline",
     "triage_pod",
 ]
 
@@ -431,6 +434,75 @@ def _explain(
     return causes
 
 
+_DUMP_TIME_KEY = "kdiagnose/dump-time"
+
+
+def dump_time(snap: Snapshot) -> float | None:
+    """When the dump was taken, as far as it says: its newest timestamp (an event's last sighting, a pod's
+    creation or condition change). Offline ages are measured from here."""
+    if _DUMP_TIME_KEY in snap.cache:
+        cached: float | None = snap.cache[_DUMP_TIME_KEY]
+        return cached
+    newest: float | None = None
+
+    def see(t: float | None) -> None:
+        nonlocal newest
+        if t is not None and (newest is None or t > newest):
+            newest = t
+
+    for ev in snap.kind("Event"):
+        see(_event_view(ev)[3])
+    for p in snap.pods:
+        see(parse_time(p.creation_timestamp))
+        for c in p.conditions:
+            see(parse_time(c.get("lastTransitionTime")))
+    snap.cache[_DUMP_TIME_KEY] = newest
+    return newest
+
+
+def describe_age(rec: Recorded) -> str:
+    """`3m ago` (live), `3m before the dump` (offline), the event's own time, or that it has none: one
+    wording for every report (and never "unknown ago")."""
+    if rec.age_seconds is not None:
+        if rec.age_reference == "now":
+            return f"{format_age(rec.age_seconds)} ago"
+        return f"{format_age(rec.age_seconds)} before {rec.age_reference}"
+    return f"at {rec.last_seen}" if rec.last_seen else "time not recorded"
+
+
+def triage_offline(snap: Snapshot, pod: Pod) -> Triage:
+    """triage_pod for a pod of a dump: its state as the dump recorded it, ages from the dump's time."""
+    from kdiagnose.load.dump import failed_scheduling_events
+
+    obj: Obj = {
+        "metadata": {
+            "creationTimestamp": pod.creation_timestamp or None,
+            "deletionTimestamp": pod.deletion_timestamp or None,
+        },
+        "spec": {
+            "nodeName": pod.node_name,
+            "schedulerName": pod.scheduler_name,
+            "schedulingGates": [{"name": g} for g in pod.scheduling_gates],
+        },
+        "status": {
+            "phase": pod.phase,
+            "conditions": list(pod.conditions),
+            "containerStatuses": [
+                {"name": name, "state": {"waiting": {"reason": reason, "message": message}}}
+                for name, reason, message in pod.container_waiting
+            ],
+        },
+    }
+    events = [
+        {"reason": "FailedScheduling", "message": message, "count": count, "lastTimestamp": when}
+        for when, count, message in failed_scheduling_events(snap, pod)
+    ]
+    now = dump_time(snap)
+    if now is None:
+        now = parse_time(pod.creation_timestamp) or 0.0
+    return triage_pod(obj, now, events)
+
+
 def recorded_for(snap: Snapshot, pod: Pod, replayed_message: str | None) -> Recorded | None:
     """The latest FailedScheduling event and PodScheduled condition the input recorded for the pod."""
     from kdiagnose.load.dump import failed_scheduling_events
@@ -441,10 +513,13 @@ def recorded_for(snap: Snapshot, pod: Pod, replayed_message: str | None) -> Reco
     )
     if not events and cond is None:
         return None
-    rec = Recorded()
+    rec = Recorded(age_reference="the dump")
     if events:
-        _, count, message = max(events, key=lambda e: e[0])
-        rec.message, rec.count = message, count
+        when, count, message = max(events, key=lambda e: (parse_time(e[0]) or 0.0, e[0]))
+        rec.message, rec.count, rec.last_seen = message, count, when
+        seen, ref = parse_time(when), dump_time(snap)
+        if seen is not None and ref is not None:
+            rec.age_seconds = max(0.0, ref - seen)
     if cond is not None:
         rec.condition_reason = str(cond.get("reason") or "")
         rec.condition_message = str(cond.get("message") or "")

@@ -13,7 +13,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kdiagnose.scheduler.diagnosis import Diagnosis
 
-__all__ = ["AUTOMATIC", "RISKY", "SAFE", "SAFETY_ORDER", "PodReport", "Recorded", "Remedy", "Report"]
+__all__ = [
+    "AUTOMATIC",
+    "RISKY",
+    "SAFE",
+    "SAFETY_ORDER",
+    "PodReport",
+    "Recorded",
+    "Remedy",
+    "Report",
+    "Sequential",
+]
 
 
 # Safety classes, in rank order (README "How remedies are ranked"). A change that is never a remedy (it
@@ -53,11 +63,13 @@ class Remedy:
 
 @dataclass(slots=True)
 class Recorded:
-    """What the cluster itself recorded for the pod (live mode): the latest FailedScheduling event."""
+    """What the cluster recorded for the pod (live, or in a dump): the latest FailedScheduling event."""
 
     message: str | None = None
     count: int = 0
-    age_seconds: float | None = None
+    age_seconds: float | None = None  # before `age_reference`
+    age_reference: str = "now"  # "now" (live) or "the dump" (offline: its newest timestamp)
+    last_seen: str = ""  # the event's own timestamp (RFC 3339), when it has one
     condition_reason: str = ""
     condition_message: str = ""
     agrees: bool | None = None
@@ -70,6 +82,18 @@ class Recorded:
 
 
 @dataclass(slots=True)
+class Sequential:
+    """An owner's pending pods placed one after another (sequential.py): how many fit together."""
+
+    total: int
+    fit: int = 0
+    by_node: dict[str, int] = field(default_factory=dict)  # node -> pods placed there
+    rest: str = ""  # the scheduler's message for the first pod that does not fit ("" when all fit)
+    first_failing: str = ""  # that pod (namespace/name)
+    capped: bool = False  # stopped at sequential.MAX_PLACEMENTS: at least `fit` fit
+
+
+@dataclass(slots=True)
 class PodReport:
     diagnosis: Diagnosis
     remedies: list[Remedy] = field(default_factory=list)
@@ -77,6 +101,7 @@ class PodReport:
     triage: str = ""  # live: "bound to node X: not a scheduling problem (ImagePullBackOff)" etc.
     recorded: Recorded | None = None
     owner: str = ""  # "Deployment default/web" when known
+    why_pending: str = ""  # offline: why a pod the replay can place is still Pending in the dump
 
 
 @dataclass(slots=True)
@@ -96,3 +121,4 @@ class Report:
     profiles: dict[str, str] = field(default_factory=dict)  # non-default profile -> one-line description
     # Why this release: --k8s-version, the server's /version, the nodes' kubelets, or the default.
     k8s_version_reason: str = ""
+    sequential: dict[str, Sequential] = field(default_factory=dict)  # owner -> its pods one after another

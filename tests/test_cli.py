@@ -82,7 +82,9 @@ def pod(name: str, cpu: str, **spec: Any) -> dict[str, Any]:
         pytest.param(["diagnose", DEMO, "--frobnicate"], 2, id="an unknown option is a usage error"),
         pytest.param(["diagnose", DEMO, "-l", "a in (x"], 2, id="an invalid selector is a usage error"),
         pytest.param(
-            ["diagnose", DEMO, "--pod", "default/ghost"], 3, id="a named pod missing from the input exits 3"
+            ["diagnose", DEMO, "--pod", "default/ghost"],
+            2,
+            id="a named pod missing from the input is a usage error: exit 2",
         ),
         pytest.param(["diagnose", "/nonexistent/dump.yaml"], 3, id="a missing file exits 3"),
     ],

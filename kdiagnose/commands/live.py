@@ -182,6 +182,7 @@ def build_live_report(
             profile_notes=profile_notes or (),
             nominated=True,
             pools=pools,
+            offline=False,
         )
         # Live lists are cluster-wide: the dump heuristics about missing namespaces do not apply.
         report.warnings = [w for w in report.warnings if "without -A" not in w]
@@ -215,6 +216,8 @@ def build_live_report(
             report.pods.append(pr)
         if not tri.replay:
             pr.triage = tri.text
+        elif tri.notable and pr.diagnosis.scheduled:
+            pr.why_pending = tri.text  # the replay places it, yet it is Pending: this says why
         elif tri.notable and tri.text not in pr.diagnosis.notes:
             # Reports read `triage` as "not a scheduling problem"; for a replayed pod it is context.
             pr.diagnosis.notes.insert(0, _held_text(pr.diagnosis, tri.text))

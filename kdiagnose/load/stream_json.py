@@ -88,6 +88,7 @@ class _ContainerStatus(Struct, omit_defaults=True):
     name: Any = UNSET
     resources: Any = UNSET
     allocatedResources: Any = UNSET
+    state: Any = UNSET  # a bound pod's waiting reason (ImagePullBackOff, ...) for --pod on it
 
 
 class _Status(Struct, omit_defaults=True):

@@ -182,6 +182,7 @@ class Pod:
         "annotations",
         "conditions",
         "container_statuses",
+        "container_waiting",
         "containers",
         "creation_timestamp",
         "deletion_timestamp",
@@ -287,6 +288,18 @@ class Pod:
         # component-helpers/resource AggregateContainerRequests: a status counts only when it has
         # `resources` (allocatedResources alone is ignored); sidecars' come from initContainerStatuses.
         self.container_statuses: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
+        # (container, waiting reason, message) of containers not running, init containers first: what a
+        # bound pod is stuck on (ImagePullBackOff, CrashLoopBackOff, ...), as `kubectl describe` shows.
+        self.container_waiting: tuple[tuple[str, str, str], ...] = tuple(
+            (
+                ("init " if key == "initContainerStatuses" else "") + str(cs.get("name") or ""),
+                str(_dict(_dict(cs.get("state")).get("waiting")).get("reason") or "Waiting"),
+                str(_dict(_dict(cs.get("state")).get("waiting")).get("message") or "").strip(),
+            )
+            for key in ("initContainerStatuses", "containerStatuses")
+            for cs in map(_dict, _list(status.get(key)))
+            if _dict(_dict(cs.get("state")).get("waiting"))
+        )
         for key in ("containerStatuses", "initContainerStatuses"):
             for i, cs in enumerate(map(_dict, _list(status.get(key)))):
                 res = cs.get("resources")

@@ -6,7 +6,16 @@ import re
 from fractions import Fraction
 from functools import lru_cache
 
-__all__ = ["QuantityError", "format_quantity", "milli_value", "parse_quantity", "resource_value", "value"]
+__all__ = [
+    "QuantityError",
+    "display_bytes",
+    "display_quantity",
+    "format_quantity",
+    "milli_value",
+    "parse_quantity",
+    "resource_value",
+    "value",
+]
 
 
 class QuantityError(ValueError):
@@ -114,3 +123,27 @@ def format_quantity(name: str, amount: int) -> str:
             if amount and amount % dec == 0:
                 return f"{amount // dec}{suffix}"
     return str(amount)
+
+
+def display_bytes(n: int) -> str:
+    """Binary units for reading: exact when that reads well (6Gi, 512Mi), else two decimals of the largest
+    unit (4.19Gi rather than 4394396Ki)."""
+    exact = format_quantity("memory", n)
+    digits = exact.rstrip("KMGTPEikmgtpe")
+    if not digits.isdigit() or int(digits) < 1024:
+        return exact
+    for suffix, mult in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+        if n >= mult:
+            text = f"{n / mult:.2f}".rstrip("0").rstrip(".")
+            return exact if float(text) >= 1024 else text + suffix  # 1023.999Mi must not read as 1024Mi
+    return exact  # pragma: no cover - n >= 1024 always matches Ki
+
+
+def display_quantity(name: str, amount: int) -> str:
+    """A scheduler integer as every report shows it: cpu in cores (0.5, 2), bytes in binary units (3.95Gi),
+    the rest as counts. format_quantity is the exact form, for patches."""
+    if name == "cpu":
+        return f"{amount // 1000}" if amount % 1000 == 0 else f"{amount / 1000:g}"
+    if name in ("memory", "ephemeral-storage") or name.startswith("hugepages-"):
+        return display_bytes(amount)
+    return format_quantity(name, amount)

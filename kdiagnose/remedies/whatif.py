@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from kdiagnose.model.objects import Node, Pod, Taint
-from kdiagnose.model.quantity import QuantityError, format_quantity, parse_quantity
+from kdiagnose.model.quantity import QuantityError, display_quantity, parse_quantity
 from kdiagnose.model.requests import finish_pod
 from kdiagnose.model.snapshot import NodeInfo, Snapshot
 from kdiagnose.scheduler.diagnosis import Diagnosis
@@ -682,7 +682,7 @@ class Context:
 
 def _fmt_value(key: str, v: Any, resource: str | None) -> str:
     if resource and key in ("requested", "free", "allocatable") and isinstance(v, int):
-        return format_quantity(resource, v)
+        return display_quantity(resource, v)  # the units every report uses (3.95Gi, 0.5 CPU)
     if isinstance(v, list):
         return "[" + ", ".join(str(x) for x in v) + "]"
     return str(v)

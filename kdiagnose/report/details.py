@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kdiagnose.model.quantity import format_quantity
+from kdiagnose.model.quantity import display_bytes, display_quantity, format_quantity
 
 if TYPE_CHECKING:
     from kdiagnose.scheduler.framework import Status
@@ -16,30 +16,12 @@ if TYPE_CHECKING:
 __all__ = ["describe_details", "merge_causes", "node_cause", "short_list"]
 
 
-def _bytes(n: int) -> str:
-    """Binary units: exact when that reads well (6Gi, 512Mi), else two decimals of the largest unit (4.19Gi
-    rather than 4394396Ki)."""
-    exact = format_quantity("memory", n)
-    digits = exact.rstrip("KMGTPEikmgtpe")
-    if not digits.isdigit() or int(digits) < 1024:
-        return exact
-    for suffix, mult in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
-        if n >= mult:
-            text = f"{n / mult:.2f}".rstrip("0").rstrip(".")
-            return exact if float(text) >= 1024 else text + suffix  # 1023.999Mi must not read as 1024Mi
-    return exact  # pragma: no cover - n >= 1024 always matches Ki
-
-
 def _amount(resource: str, n: Any) -> str:
     if isinstance(n, tuple) and len(n) == 2:
         return f"{_amount(resource, n[0])} to {_amount(resource, n[1])}"
     if not isinstance(n, int) or isinstance(n, bool):
         return str(n)
-    if resource == "cpu":
-        return f"{n // 1000}" if n % 1000 == 0 else f"{n / 1000:g}"
-    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
-        return _bytes(n)
-    return format_quantity(resource, n)
+    return display_quantity(resource, n)
 
 
 def _fit(d: dict[str, Any]) -> str:
@@ -170,7 +152,7 @@ def _one(d: dict[str, Any]) -> str:
             )
         elif "storage_class" in d and "requested" in d:
             req = d.pop("requested")
-            amount = _bytes(int(req)) if str(req).isdigit() else str(req)
+            amount = display_bytes(int(req)) if str(req).isdigit() else str(req)
             parts.append(
                 f"claim {claim}: StorageClass {d.pop('storage_class')} has no capacity for {amount} on the node"
             )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kdiagnose.recorded import format_age
+from kdiagnose.recorded import describe_age, format_age
 
 if TYPE_CHECKING:
     from kdiagnose.results import Recorded
@@ -41,8 +41,7 @@ def render_recorded(rec: Recorded | None, replayed: str | None = None) -> list[s
     lines = ["Recorded by the cluster:"]
     if rec.message is not None:
         times = f"{rec.count} time(s)" if rec.count else "once"
-        age = f"{format_age(rec.age_seconds)} ago" if rec.age_seconds is not None else "time not recorded"
-        lines.append(f"  FailedScheduling event ({age}, {times}):")
+        lines.append(f"  FailedScheduling event ({describe_age(rec)}, {times}):")
         lines.append(f"    {rec.message}")
     elif not rec.events:
         lines.append("  no FailedScheduling event (events expire after 1h by default)")
