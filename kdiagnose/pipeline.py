@@ -295,7 +295,11 @@ def diagnose_snapshot(
     for owner, owned in by_owner.items():
         if len(owned) > 1:
             report.sequential[owner] = place_one_after_another(
-                snapshot, all_profiles, owned, nominated=nominated
+                snapshot,
+                all_profiles,
+                owned,
+                nominated=nominated,
+                remedy_fn=(lambda s, sc, d: compute_remedies(s, sc, d, pools=pools)) if remedies else None,
             )
     return report
 

@@ -466,7 +466,9 @@ def describe_age(rec: Recorded) -> str:
     if rec.age_seconds is not None:
         if rec.age_reference == "now":
             return f"{format_age(rec.age_seconds)} ago"
-        return f"{format_age(rec.age_seconds)} before {rec.age_reference}"
+        if rec.age_seconds < 1:
+            return f"last seen {rec.last_seen}, the newest time in {rec.age_reference}"
+        return f"last seen {format_age(rec.age_seconds)} before {rec.age_reference} was taken"
     return f"at {rec.last_seen}" if rec.last_seen else "time not recorded"
 
 

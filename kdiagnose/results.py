@@ -90,6 +90,8 @@ class Sequential:
     by_node: dict[str, int] = field(default_factory=dict)  # node -> pods placed there
     rest: str = ""  # the scheduler's message for the first pod that does not fit ("" when all fit)
     first_failing: str = ""  # that pod (namespace/name)
+    rest_fix: str = ""  # the first fix a what-if replay proves for that pod, on the cluster as left before it
+    rest_diagnosis: Diagnosis | None = None  # that pod's diagnosis there
     capped: bool = False  # stopped at sequential.MAX_PLACEMENTS: at least `fit` fit
 
 

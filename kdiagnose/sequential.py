@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from kdiagnose.results import Sequential
@@ -22,7 +23,11 @@ from kdiagnose.scheduler.engine import Scheduler, scheduling_signature
 if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
     from kdiagnose.model.snapshot import Snapshot
+    from kdiagnose.results import Remedy
+    from kdiagnose.scheduler.diagnosis import Diagnosis
     from kdiagnose.scheduler.profiles import Profile
+
+RemedyFn = Callable[["Snapshot", Scheduler, "Diagnosis"], "tuple[list[Remedy], list[str]]"]
 
 __all__ = ["MAX_PLACEMENTS", "place_one_after_another"]
 
@@ -35,9 +40,17 @@ def _queue_order(pod: Pod) -> tuple[int, str, str]:
 
 
 def place_one_after_another(
-    snapshot: Snapshot, profiles: list[Profile], pods: list[Pod], *, nominated: bool = False
+    snapshot: Snapshot,
+    profiles: list[Profile],
+    pods: list[Pod],
+    *,
+    nominated: bool = False,
+    remedy_fn: RemedyFn | None = None,
 ) -> Sequential:
-    """How many of `pods` (pending, of one owner) fit if scheduled one after another; `snapshot` untouched."""
+    """How many of `pods` (pending, of one owner) fit if scheduled one after another; `snapshot` untouched.
+
+    `remedy_fn` (remedies.engine.compute_remedies) names the first fix for the first pod that does not
+    fit, proven on the cluster as the pods before it left it."""
     fork = snapshot.fork()
     scheduler = Scheduler(fork, profiles, nominated=nominated)
     out = Sequential(total=len(pods))
@@ -64,6 +77,10 @@ def place_one_after_another(
         if not out.rest:
             out.rest = d.message or d.not_handled_reason or "not scheduled"
             out.first_failing = pod.key
+            out.rest_diagnosis = d
+            if remedy_fn is not None and out.fit and d.handled:
+                fixes = [r for r in remedy_fn(fork, scheduler, d)[0] if r.kind != "preemption"]
+                out.rest_fix = fixes[0].summary if fixes else ""
         if sig is not None:
             failed.add(sig)
     out.by_node = dict(sorted(by_node.items(), key=lambda kv: (-kv[1], kv[0])))

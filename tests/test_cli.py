@@ -267,17 +267,26 @@ def test_human_output_has_no_color_when_not_a_tty_or_no_color() -> None:
     assert not ANSI.search(out)
 
 
-def test_human_output_starts_with_the_exact_message_and_fits_80_columns() -> None:
+def test_human_output_starts_with_the_answer_and_wraps_the_exact_message_at_80_columns() -> None:
     _, out, _ = run(["diagnose", DEMO, "--pod", "default/hello-web-new"])
     _, js, _ = run(["diagnose", DEMO, "--pod", "default/hello-web-new", "-o", "json"])
     message = json.loads(js)["pods"][0]["message"]
     remedies = json.loads(js)["pods"][0]["remedies"]
     commands = {c for r in remedies for c in [*r["commands"], r["verify"], r["rollback"]] if c}
     lines = out.splitlines()
-    assert message in lines  # verbatim on one line, right after the pod's title
-    assert lines.index(message) == next(i for i, line in enumerate(lines) if line.startswith("Pod ")) + 1
+    assert lines[0].startswith("Pod default/hello-web-new: UNSCHEDULABLE")
+    assert lines[1] == "Cause: 2 rejected by cpu, 2 by taints, 1 by node affinity/selector"
+    assert lines[2].startswith("Fix: scale node pool web by 1")
+    # The message follows, wrapped at spaces: its lines joined give the exact text back (never cut mid-word).
+    start = lines.index("Scheduler message:") + 1
+    block = []
+    for line in lines[start:]:
+        if not line.startswith("  "):
+            break
+        block.append(line.strip())
+    assert " ".join(block) == message
     # Commands are never wrapped (a copy is the exact command); everything else fits 80 columns.
-    assert all(len(line) <= 80 for line in lines if line != message and line.strip() not in commands)
+    assert all(len(line) <= 80 for line in lines if line.strip() not in commands)
     assert "needs 1 CPU, 0.5 free of 4" in out
 
 

@@ -95,18 +95,22 @@ def demo() -> tuple[Report, str]:
 # ---------------------------------------------------------------------------------------------- headline
 
 
-def test_the_message_is_verbatim_on_its_own_line_right_under_the_title() -> None:
+def test_verdict_cause_and_fix_come_first_then_the_message_wrapped_at_spaces() -> None:
     r, message = demo()
     lines = text(r).splitlines()
-    title = next(i for i, line in enumerate(lines) if line.startswith("Pod default/web-1: UNSCHEDULABLE"))
-    assert lines[title + 1] == message
+    assert lines[0].startswith("Pod default/web-1: UNSCHEDULABLE")
+    assert lines[1] == "Cause: 2 rejected by cpu, 1 by taints"
+    assert lines[2].startswith("Fix: scale node pool web by 1")
+    start = lines.index("Scheduler message:") + 1
+    end = next(i for i in range(start, len(lines)) if not lines[i].startswith("  "))
+    assert " ".join(line.strip() for line in lines[start:end]) == message
 
 
 @pytest.mark.parametrize("width", [pytest.param(80, id="80 columns"), pytest.param(120, id="120 columns")])
 def test_every_line_fits_the_width_except_the_verbatim_message(width: int) -> None:
     r, message = demo()
     lines = text(r, width).splitlines()
-    assert [line for line in lines if len(line) > width and line != message] == []
+    assert [line for line in lines if len(line) > width] == []
 
 
 def test_long_taint_keys_and_node_names_are_never_broken() -> None:
@@ -118,8 +122,12 @@ def test_long_taint_keys_and_node_names_are_never_broken() -> None:
 
 def test_summary_line_counts_rejections_and_names_the_first_fix() -> None:
     r, _ = demo()
-    assert glance(r.pods[0]) == "2 rejected by cpu, 1 by taints; fix: scale node pool web by 1"
-    assert "Summary: 2 rejected by cpu, 1 by taints; fix: scale node pool web by 1" in text(r, 120)
+    assert glance(r.pods[0]).startswith("2 rejected by cpu, 1 by taints; fix: scale node pool web by 1")
+    lines = text(r, 120).splitlines()
+    assert lines[1:3] == [
+        "Cause: 2 rejected by cpu, 1 by taints",
+        "Fix: scale node pool web by 1 (or 3 other fixes below)",
+    ]
 
 
 # ---------------------------------------------------------------------------------------------- order
@@ -129,8 +137,9 @@ def test_sections_come_most_actionable_first() -> None:
     r, message = demo()
     out = text(r)
     order = [
-        message,
-        "Summary:",
+        "Cause:",
+        "Fix:",
+        "Scheduler message:",
         "Why 3 of 3 nodes were rejected",
         "What would make it schedulable",
         "Ruled out",
@@ -211,7 +220,7 @@ def test_notes_shared_by_several_pods_are_printed_once_at_the_end() -> None:
     assert out.count(note) == 1
     assert out.index(note) > out.index("Pod default/b")
     assert f"- {note} (every pod)" in out
-    assert "only a" in out.split("Pod default/b")[0]
+    assert "only a" in out.split("Pod default/b: UNSCHEDULABLE")[0].split("Pod default/a: UNSCHEDULABLE")[1]
 
 
 def test_replicas_failing_the_same_way_are_shown_once() -> None:
@@ -221,8 +230,9 @@ def test_replicas_failing_the_same_way_are_shown_once() -> None:
     ]
     out = text(report(*prs))
     assert out.count("Why 1 of 1 node was rejected") == 1
-    assert out.count("same as default/web-0") == 2
-    assert "3 pods: 3 unschedulable" in out
+    assert out.splitlines()[0] == "Deployment default/web: 3 pods UNSCHEDULABLE  (1 node)"
+    assert "Each alone (against the bound pods, as its event says): 3 unschedulable, one" in out
+    assert "Pods: web-0, web-1, web-2" in out
 
 
 # ---------------------------------------------------------------------------------------------- other states
@@ -248,14 +258,14 @@ def _schedulable() -> Report:
 def test_a_schedulable_pod_says_where_it_binds_and_why() -> None:
     out = text(_schedulable())
     lines = out.splitlines()
-    assert "kube-scheduler would bind it to n1" in lines
+    assert "Next: kube-scheduler would bind it to n1" in lines
     assert "n1 wins with 360 points, 20 ahead of n2 (340), mostly from NodeResourcesFit (+20)." in flat(out)
     row = next(line for line in lines if line.lstrip().startswith("* "))
     assert row.split() == ["*", "n1", "360", "300", "60"]
     assert "Taint=TaintToleration, Fit=NodeResourcesFit" in out
     assert "0 on every shown node: ImageLocality" in out
     assert "skipped at PreScore (contribute 0): VolumeBinding" in out
-    assert "Summary: 2 of 3 nodes fit; 1 rejected by cpu" in out
+    assert lines[1] == "Cause: 2 of 3 nodes fit; 1 rejected by cpu"
 
 
 def test_top_limits_the_score_rows() -> None:
@@ -275,7 +285,7 @@ def test_a_gated_pod_says_no_attempt_is_made() -> None:
     )
     out = text(report(PodReport(d)))
     assert "Pod default/web-1: GATED" in out
-    assert "waiting for scheduling gates: [example.com/q]" in out.splitlines()
+    assert "  waiting for scheduling gates: [example.com/q]" in out.splitlines()
     assert "no FailedScheduling event is written" in flat(out)
     assert "Why " not in out
 

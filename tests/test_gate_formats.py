@@ -247,9 +247,19 @@ def test_json_is_the_versioned_document_with_per_workload_results() -> None:
     assert doc["summary"]["outcomes"] == {"fits": 1, "ignored": 1, "unschedulable": 1}
 
 
-def test_human_report_has_one_line_per_workload_and_the_verdict() -> None:
+def test_human_report_has_the_verdict_first_and_one_wrapped_paragraph_per_workload() -> None:
     text = gate_text.render(_result())
-    assert f"FAIL Deployment default/web [never fits]: 2 of 3 fit; replica 3: {ANTI_AFFINITY_MSG}" in text
+    lines = text.splitlines()
+    assert lines[0] == "FAILED: 1 of 3 workload(s) fail the policy (--fail-on unschedulable)"
+    flat = " ".join(text.split())
+    assert f"FAIL Deployment default/web [never fits]: 2 of 3 fit; replica 3: {ANTI_AFFINITY_MSG}" in flat
     assert "PASS DaemonSet monitoring/agent [fits now]: all 2 targeted node(s) fit" in text
     assert "SKIP Job default/skip-me [skipped]" in text
-    assert text.rstrip().endswith("FAILED: 1 of 3 workload(s) fail the policy (--fail-on unschedulable)")
+    assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
+    # Continuation lines hang under the workload's text, never at the margin where a mark would be.
+    assert all(
+        line[:1] in ("", " ")
+        or line.split()[0]
+        in ("FAILED:", "OK:", "FAIL", "PASS", "WARN", "SKIP", "kdiagnose", "warning:", "other")
+        for line in lines
+    )

@@ -5,7 +5,6 @@ Exit codes: 0 every workload passes the --fail-on policy, 1 one fails it, 2 usag
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -47,6 +46,15 @@ def _render(result: object, output: str, pools: dict[str, str]) -> str:
     from kdiagnose.gate.formats.text import render as render_text
 
     return render_text(result)
+
+
+def _write_file(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as e:
+        from kdiagnose.errors import InputError
+
+        raise InputError(f"--output-file {path}: cannot write: {e.strerror or e}") from None
 
 
 def _pools(path: str | None) -> list[Any] | None:
@@ -139,8 +147,6 @@ def check_command(
     from kdiagnose.gate.policy import FAIL_ON, exit_code
     from kdiagnose.gate.result import GateOptions
 
-    if no_color:
-        os.environ["NO_COLOR"] = "1"  # the human renderers read it; accepted for kubectl-like symmetry
     if output not in OUTPUTS:
         raise UsageError(f"invalid --output {output!r}: choose one of {', '.join(OUTPUTS)}")
     if fail_on is not None and fail_on not in FAIL_ON:
@@ -223,17 +229,13 @@ def check_command(
         snapshot_source=", ".join(snapshot_paths),
     )
     pools = {ni.name: p for ni in snap.node_infos if (p := pool_of(ni.node)) is not None}
-    text = _render(result, output, pools)
     if output_file:
-        try:
-            Path(output_file).write_text(text, encoding="utf-8")
-        except OSError as e:
-            from kdiagnose.errors import InputError
+        _write_file(output_file, _render(result, output, pools))
+    if (output == "human" and not output_file) or (output_file and output != "human"):
+        from kdiagnose.gate.formats.text import write
 
-            raise InputError(f"--output-file {output_file}: cannot write: {e.strerror or e}") from None
-        if output != "human":
-            sys.stdout.write(_render(result, "human", pools))
-    else:
-        sys.stdout.write(text)
+        write(result, None, color=False if no_color else None)  # the terminal's width and colour
+    elif not output_file:
+        sys.stdout.write(_render(result, output, pools))
     sys.stdout.flush()
     raise typer.Exit(int(exit_code(result)))

@@ -29,6 +29,9 @@ def diagnose_command(
     ),
     pod: list[str] = typer.Option([], "--pod", "-p", metavar="NS/NAME", help="Only this pod (repeatable)."),
     namespace: str | None = typer.Option(None, "--namespace", "-n", help="Only pods of this namespace."),
+    all_namespaces: bool = typer.Option(
+        False, "--all-namespaces", "-A", help="Pods of every namespace (the default; as kubectl's -A)."
+    ),
     selector: str | None = typer.Option(
         None, "--selector", "-l", help="Only pods matching this label selector."
     ),
@@ -62,9 +65,14 @@ def diagnose_command(
     top: int = typer.Option(5, "--top", min=1, help="Show the scores of the top N feasible nodes."),
     all_nodes: bool = typer.Option(False, "--all-nodes", help="Show every node, not groups and the top N."),
     all_remedies: bool = typer.Option(False, "--all-remedies", help="Show every remedy, not the top 3."),
+    summary: bool = typer.Option(
+        False, "--summary", help="One line per owner (or pod): verdict, cause, fix."
+    ),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
     """Diagnose the pending pods of a dump (files, directories, kubectl cluster-info dump, tarballs, -)."""
+    if all_namespaces and namespace:
+        raise UsageError("-A/--all-namespaces and -n/--namespace are exclusive")
     if output not in OUTPUT_FORMATS:
         raise UsageError(f"invalid --output {output!r}: choose one of {', '.join(OUTPUT_FORMATS)}")
     explicit = dialect_option(k8s_version) if k8s_version is not None else None
@@ -100,5 +108,14 @@ def diagnose_command(
     )
     from kdiagnose.report.emit import emit
 
-    emit(report, output, no_color=no_color, top=top, all_nodes=all_nodes, all_remedies=all_remedies)
+    emit(
+        report,
+        output,
+        no_color=no_color,
+        top=top,
+        all_nodes=all_nodes,
+        all_remedies=all_remedies,
+        summary=summary,
+        group=not pod,  # --pod: every named pod in full
+    )
     raise typer.Exit(int(exit_code_for(report)))

@@ -178,9 +178,13 @@ def partial_dump_warnings(snap: Snapshot) -> list[str]:
     """Hints that the input is not the whole cluster (which changes the verdict of spread/affinity)."""
     out = []
     namespaces = {p.namespace for p in snap.pods}
+    # A dump whose Namespace objects are all among the pods' namespaces has every namespace there is.
+    listed = {str((ns.get("metadata") or {}).get("name") or "") for ns in snap.kind("Namespace")}
+    whole = snap.has("Namespace") and bool(listed) and listed <= namespaces
     # `kubectl get pods -o yaml` without -A, or a cluster-info dump without -A (current namespace + kube-system).
     if (
-        snap.node_infos
+        not whole
+        and snap.node_infos
         and len(snap.pods) > 20
         and (len(namespaces) == 1 or namespaces <= {"default", "kube-system"})
     ):

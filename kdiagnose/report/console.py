@@ -1,9 +1,11 @@
 """`-o human`: the console report an on-call engineer reads, laid out for 80 columns, color only on a TTY.
 
-Per pod, most actionable first: a title with a one-line summary ("3 rejected by taints, 2 by cpu; fix: …"),
-the scheduler's message verbatim (soft-wrapped, never altered), the rejected nodes grouped by reason (and
-collapsed by pool for big clusters), what would make it schedulable, then details (scores, what the cluster
-recorded, notes). Notes shared by several pods are printed once at the end.
+The answer comes first: the first three lines are the verdict, the cause in one line and the first fix.
+Then the scheduler's message (word-wrapped; -o json has it verbatim), the rejected nodes grouped by reason
+(and collapsed by pool for big clusters), what would make it schedulable, then details (scores, what the
+cluster recorded, notes). Pending pods of one owner (Deployment, StatefulSet, Job, DaemonSet, ...) are one
+entry: the count, the distinct outcomes (each pod judged alone, as its event says) and how many would fit if
+scheduled one after another. Notes shared by several pods, warnings and the input are printed at the end.
 
 This module orchestrates the report and the per-pod sections; the pieces live beside it:
 console_layout (wrapping, columns), console_summary (status words, the one-line summary), console_nodes
@@ -19,19 +21,28 @@ from typing import TYPE_CHECKING, Any, TextIO
 from kdiagnose.report.console_layout import Out, node_list, plural, safe
 from kdiagnose.report.console_nodes import MAX_ROWS_PER_GROUP, group_rejections, render_group
 from kdiagnose.report.console_scores import render_scores
-from kdiagnose.report.console_summary import STATUS_RANK, glance, pod_headline, pod_status
+from kdiagnose.report.console_summary import (
+    STATUS_RANK,
+    cause_and_fix,
+    glance,
+    pod_headline,
+    pod_status,
+    rejections,
+)
 from kdiagnose.report.details import describe_details, short_list
 from kdiagnose.scheduler.framework import Code
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from kdiagnose.results import PodReport, Report
+    from kdiagnose.results import PodReport, Report, Sequential
 
 __all__ = ["RenderOptions", "describe_details", "glance", "render", "render_text"]
 
-# Pods listed in the overview at the top of a multi-pod report.
+# Entries listed in the overview at the top of a multi-entry report.
 _MAX_OVERVIEW = 20
+# Pod names listed under an owner entry.
+_MAX_NAMES = 6
 
 
 @dataclass(slots=True)
@@ -42,6 +53,8 @@ class RenderOptions:
     color: bool | None = None  # None: only on a TTY (and never with NO_COLOR)
     width: int | None = None
     max_remedies: int = 3
+    group: bool = True  # pending pods of one owner as one entry (False: --pod, every pod in full)
+    summary: bool = False  # one line per entry (--summary)
 
 
 def _remedies(out: Out, pr: PodReport, opts: RenderOptions) -> None:
@@ -81,44 +94,117 @@ def _remedies(out: Out, pr: PodReport, opts: RenderOptions) -> None:
         out.line(f"  … {len(pr.remedies) - limit} more (--all-remedies)", "dim")
 
 
-def _title(out: Out, pr: PodReport) -> None:
+def _one_line(text: str, width: int) -> str:
+    """`text` cut at a word boundary to fit `width`, marked with "…" when cut."""
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    space = cut.rfind(" ")
+    if space > width // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:(") + "…"
+
+
+def _together(lead: PodReport, seq: Sequential | None) -> tuple[str, str, str] | None:
+    """(verdict, cause, fix) of an owner whose pods each fit alone but not all together, else None."""
+    if seq is None or seq.fit >= seq.total or seq.capped or pod_status(lead) != "schedulable":
+        return None
+    from kdiagnose.recorded import reason_counts
+
+    if seq.rest_diagnosis is not None:
+        why = rejections(seq.rest_diagnosis)
+    else:
+        reasons = reason_counts(seq.rest)[1]
+        why = ", ".join(f"{c} {r}" for r, c in reasons.items()) or seq.rest
+    cause = f"each fits alone, {seq.fit} of {seq.total} together; then {why}"
+    fix = seq.rest_fix or "none found by the what-if replay"
+    return f"only {seq.fit} fit together", cause, fix
+
+
+def _title(
+    out: Out, pr: PodReport, group: list[PodReport] | None = None, seq: Sequential | None = None
+) -> str:
+    """`Pod ns/name: VERDICT  (5 nodes, Deployment ns/web)`, or for an owner's entry
+    `Deployment ns/web: 60 pods UNSCHEDULABLE  (5 nodes)`. Returns the parenthesis when it did not fit
+    on the line: the caller prints it after the cause and fix, which keep lines 2 and 3."""
     from rich.text import Text
 
     d = pr.diagnosis
     word, style, _ = pod_headline(pr)
     title = Text()
-    title.append(safe(f"Pod {d.pod.key}"), style="bold")
-    title.append(": ")
-    title.append(word.upper(), style=f"bold {style}")
     extra = [plural(d.num_all_nodes, "node")]
     if d.profile and d.profile != "default-scheduler":
         extra.append(f"profile {d.profile}")
-    if pr.owner:
-        extra.append(pr.owner)
+    if group is not None:
+        counts = Counter(pod_status(p) for p in group)
+        title.append(safe(pr.owner), style="bold")
+        title.append(f": {len(group)} pods ")
+        together = _together(pr, seq)
+        if together is not None:
+            title.append(together[0].upper(), style="bold yellow")
+        elif len(counts) == 1:
+            title.append(word.upper(), style=f"bold {style}")
+        else:
+            parts = [f"{counts[w]} {w}" for w in sorted(counts, key=lambda w: STATUS_RANK[w])]
+            title.append(", ".join(parts), style=f"bold {style}")
+    else:
+        title.append(safe(f"Pod {d.pod.key}"), style="bold")
+        title.append(": ")
+        title.append(word.upper(), style=f"bold {style}")
+        if pr.owner:
+            extra.append(pr.owner)
     meta = f"({', '.join(extra)})"
     if len(title) + 2 + len(meta) <= out.width:
         title.append(safe(f"  {meta}"), style="dim")
-        out.console.print(title, soft_wrap=True)
-    else:
-        out.console.print(title, soft_wrap=True)  # a pod name is never broken
-        out.para(meta, 2, 3, style="dim")
+        meta = ""
+    out.console.print(title, soft_wrap=True)  # a pod name is never broken
+    return meta
+
+
+def _answer(out: Out, pr: PodReport, meta: str = "", seq: Sequential | None = None) -> None:
+    """Lines 2 and 3 of an entry: the cause and the first fix (or what happens next), one line each when
+    they fit; then the title's parenthesis when it did not fit there."""
+    together = _together(pr, seq)
+    cause, label, fix = cause_and_fix(pr) if together is None else ("", "Fix", "")
+    if together is not None:
+        cause, fix = together[1], together[2]
+    # One line each, so that lines 2 and 3 are always the cause and the fix: the sections below say it all.
+    out.line(_one_line(f"Cause: {cause}", out.width), "bold")
+    fix_line = f"{label}: {fix}"
+    if ": kubectl " not in fix_line:  # a command is never cut (it is meant to be copied)
+        fix_line = _one_line(fix_line, out.width)
+    out.line(fix_line, "bold green" if label == "Next" else "bold")
+    if meta:
+        out.para(meta, 0, 1, style="dim")
 
 
 def _pod(out: Out, pr: PodReport, report: Report, opts: RenderOptions, shared: set[str]) -> None:
+    """One pod in full: the title, cause and fix, then the sections."""
+    _answer(out, pr, _title(out, pr))
+    _pod_body(out, pr, report, opts, shared)
+
+
+def _pod_body(out: Out, pr: PodReport, report: Report, opts: RenderOptions, shared: set[str]) -> None:
     d = pr.diagnosis
     word, _, headline = pod_headline(pr)
-    _title(out, pr)
-    out.verbatim(headline)  # right under the title, exactly as kube-scheduler words it
+    if word == "bound":
+        out.blank()
+        out.para(f"State: {pr.triage}", 0, 2)
+    if word == "schedulable" and pr.why_pending:
+        out.blank()
+        out.para(f"Still Pending: {pr.why_pending}", 0, 2, style="yellow")
+    if word in ("unschedulable", "gated", "waiting", "ignored"):
+        # kube-scheduler's words, wrapped at spaces (never inside a word); -o json has the exact text.
+        out.blank()
+        out.line("Scheduler message:" if word != "ignored" else "Not replayed:", "bold")
+        out.para(headline, 2, 2)
     if word == "unschedulable" and d.full_message and d.message and d.full_message != d.message:
         out.para(
-            "(the event recorder truncates messages at 1024 bytes; -o json has the full text)", 0, 2, "dim"
+            "(the event recorder truncates messages at 1024 bytes; -o json has the full text)", 2, 4, "dim"
         )
     if d.profile in report.profiles:
         # Filters and scores depend on the profile's plugins and weights: say which, when not the default.
         out.para(report.profiles[d.profile], 0, 2, style="cyan")
-    summary = glance(pr)
-    if summary:
-        out.para(f"Summary: {summary}", 0, 9, style="bold")
     if d.preenqueue is not None:
         held = "gates remain" if d.gated else f"{d.preenqueue.plugin} waits at PreEnqueue"
         out.para(
@@ -194,7 +280,11 @@ def _pod(out: Out, pr: PodReport, report: Report, opts: RenderOptions, shared: s
         out.blank()
         for i, line in enumerate(render_recorded(pr.recorded, d.message)):
             line_style = "bold" if i == 0 else ("yellow" if "differs" in line else None)
-            out.verbatim(line, line_style)  # holds the recorded message: never re-wrapped
+            body = line.lstrip(" ")
+            indent = len(line) - len(body)
+            # Wrapped at spaces like the scheduler message (-o json keeps the recorded text verbatim).
+            hang = indent + 2 if body.startswith(("- ", "replayed: ")) or indent < 4 else indent
+            out.para(body, indent, hang, line_style)
 
     notes = [n for n in d.notes if n not in shared]
     if word != "unschedulable" and not (word == "waiting" and pr.remedies):
@@ -225,54 +315,125 @@ def _console(out: TextIO | None, opts: RenderOptions) -> Console:
     )
 
 
-def _overview(out: Out, pods: list[PodReport]) -> None:
+def _entries(pods: list[PodReport], group: bool) -> list[list[PodReport]]:
+    """Pods in entries: the pending pods of one owner together (when `group`), every other pod alone;
+    most actionable first."""
+    entries: dict[str, list[PodReport]] = {}
+    for pr in pods:
+        key = pr.owner if group and pr.owner and not pr.triage else f"pod {pr.diagnosis.pod.key}"
+        entries.setdefault(key, []).append(pr)
+    out = [
+        sorted(e, key=lambda p: (STATUS_RANK[pod_status(p)], p.diagnosis.pod.key)) for e in entries.values()
+    ]
+    return sorted(
+        out, key=lambda e: (STATUS_RANK[pod_status(e[0])], e[0].owner or "", e[0].diagnosis.pod.key)
+    )
+
+
+def _outcome_key(pr: PodReport) -> tuple[Any, ...]:
+    d = pr.diagnosis
+    return (
+        pod_status(pr),
+        d.message,
+        d.chosen if d.scheduled else None,
+        tuple(r.summary for r in pr.remedies),
+    )
+
+
+def _outcomes(entry: list[PodReport]) -> list[list[PodReport]]:
+    """The distinct outcomes of an entry's pods, each pod judged alone: the most common first."""
+    by: dict[tuple[Any, ...], list[PodReport]] = {}
+    for pr in entry:
+        by.setdefault(_outcome_key(pr), []).append(pr)
+    return sorted(by.values(), key=lambda g: (STATUS_RANK[pod_status(g[0])], -len(g), g[0].diagnosis.pod.key))
+
+
+def _names(prs: list[PodReport]) -> str:
+    names = [p.diagnosis.pod.name for p in prs]
+    shown = ", ".join(names[:_MAX_NAMES])
+    return shown + (f", … ({len(names)})" if len(names) > _MAX_NAMES else "")
+
+
+def sequential_text(seq: Sequential) -> str:
+    """ "12 of 60 would fit if scheduled one after another (node-a 6, node-c 6); the rest: <message>"."""
+    placed = list(seq.by_node.items())
+    where = ", ".join(f"{n} {c}" for n, c in placed[:3]) + (", …" if len(placed) > 3 else "")
+    where = f" ({where})" if where else ""
+    if seq.capped:
+        return (
+            f"at least {seq.fit} of {seq.total} would fit if scheduled one after another{where} "
+            f"(stopped after {seq.fit} placements)"
+        )
+    if seq.fit == seq.total:
+        return f"all {seq.total} would fit if scheduled one after another{where}"
+    head = "none" if seq.fit == 0 else f"{seq.fit}"
+    return f"{head} of {seq.total} would fit if scheduled one after another{where}; the rest: {seq.rest}"
+
+
+def _entry_line(entry: list[PodReport], report: Report) -> str:
+    """One line for an entry (the overview, --summary): verdict, what, cause and fix."""
+    lead = _outcomes(entry)[0][0]
+    word = pod_status(lead)
+    seq = report.sequential.get(lead.owner) if len(entry) > 1 else None
+    together = _together(lead, seq)
+    cause, label, fix = cause_and_fix(lead)
+    if together is not None:
+        word, cause, label, fix = together[0], together[1], "Fix", together[2]
+    what = f"{lead.owner} ({len(entry)} pods)" if len(entry) > 1 else f"Pod {lead.diagnosis.pod.key}"
+    text = f"{word.upper()}  {what}: {cause}; {label.lower()}: {fix}"
+    if seq is not None and together is None:
+        fits = "all" if seq.fit == seq.total else ("none" if seq.fit == 0 else f"{seq.fit}")
+        text += f"; one after another {fits} of {seq.total} fit"
+    return text
+
+
+def _overview(out: Out, entries: list[list[PodReport]], report: Report, limit: int | None) -> None:
+    pods = [p for e in entries for p in e]
     counts = Counter(pod_status(p) for p in pods)
     parts = [f"{counts[w]} {w}" for w in sorted(counts, key=lambda w: STATUS_RANK[w])]
-    out.blank()
-    out.para(f"{len(pods)} pods: {', '.join(parts)}", 0, 2, style="bold")
-    for pr in pods[:_MAX_OVERVIEW]:
-        word = pod_status(pr)
-        short = glance(pr)
-        if word == "schedulable":
-            short = f"binds to {pr.diagnosis.chosen}"
-        elif word in ("ignored", "bound"):
-            short = pod_headline(pr)[2]
-        out.para(f"{word:<13} {pr.diagnosis.pod.key}" + (f": {short}" if short else ""), 2, 16)
-    if len(pods) > _MAX_OVERVIEW:
-        out.line(f"  … {len(pods) - _MAX_OVERVIEW} more below", "dim")
+    owners = sum(1 for e in entries if len(e) > 1)
+    grouped = f" ({owners} owner{'s' if owners != 1 else ''} with several)" if owners else ""
+    out.para(f"{len(pods)} pods in {len(entries)} entries{grouped}: {', '.join(parts)}", 0, 2, style="bold")
+    shown = entries if limit is None else entries[:limit]
+    for e in shown:
+        out.para(_entry_line(e, report), 2, 4)
+    if len(entries) > len(shown):
+        out.line(f"  … {len(entries) - len(shown)} more below (--summary lists every entry)", "dim")
 
 
-def render(report: Report, out: TextIO | None = None, opts: RenderOptions | None = None) -> None:
-    """Print the report to `out` (stdout by default)."""
-    opts = opts or RenderOptions()
-    o = Out(_console(out, opts))
-    summary = f"kdiagnose {report.k8s_version}: {report.num_nodes} node(s), {report.num_pods} pod(s)"
-    if report.source:
-        summary += f" from {report.source}"
-    o.para(summary, 0, 2, style="dim")
-    if report.k8s_version_reason and not report.k8s_version_reason.startswith("--k8s-version"):
-        o.para(f"replayed as {report.k8s_version}: {report.k8s_version_reason}", 0, 2, style="dim")
-    if not report.pods:
-        o.line("No pending pods to diagnose.")
-    pods = sorted(report.pods, key=lambda p: (STATUS_RANK[pod_status(p)], p.diagnosis.pod.key))
-    # A note every pod (or several) carries is about the input, not the pod: print it once at the end.
-    seen: Counter[str] = Counter(n for p in pods for n in dict.fromkeys(p.diagnosis.notes))
-    shared = {n for n, c in seen.items() if c > 1}
-    if len(pods) > 2:
-        _overview(o, pods)
-    # Replicas of one workload that fail the same way: one full section, then one line each.
-    first: dict[tuple[Any, ...], str] = {}
-    for pr in pods:
-        o.blank()
-        o.console.rule(style="dim")
-        d = pr.diagnosis
-        key = (pr.owner, pod_status(pr), d.message, tuple(r.summary for r in pr.remedies), tuple(d.notes))
-        if pr.owner and key in first and pod_status(pr) in ("unschedulable", "gated", "waiting"):
-            _title(o, pr)
-            o.para(f"same as {first[key]}: same message, rejected nodes and fixes", 2, 4)
-            continue
-        first.setdefault(key, d.pod.key)
-        _pod(o, pr, report, opts, shared)
+def _owner_entry(
+    out: Out, entry: list[PodReport], report: Report, opts: RenderOptions, shared: set[str]
+) -> None:
+    """An owner's pending pods: title, cause and fix of the most pressing outcome, one after another, the
+    distinct outcomes, then each outcome's sections once."""
+    outcomes = _outcomes(entry)
+    lead = outcomes[0][0]
+    seq = report.sequential.get(lead.owner)
+    _answer(out, lead, _title(out, lead, entry, seq), seq)
+    if seq is not None:
+        out.para(f"Together: {sequential_text(seq)}", 0, 2)
+    alone = ", ".join(f"{len(g)} {pod_status(g[0])}" for g in outcomes)
+    n = len(outcomes)
+    out.para(
+        f"Each alone (against the bound pods, as its event says): {alone}"
+        + (f" ({n} distinct outcomes)" if n > 1 else ", one outcome"),
+        0,
+        2,
+        style="dim",
+    )
+    for g in outcomes:
+        if n > 1:
+            out.blank()
+            word, style, _ = pod_headline(g[0])
+            out.para(f"{len(g)} {word} alike: {_names(g)}", 0, 2, style=f"bold {style}")
+            if g is not outcomes[0]:
+                _answer(out, g[0])
+        else:
+            out.para(f"Pods: {_names(g)}", 0, 2, style="dim")
+        _pod_body(out, g[0], report, opts, shared)
+
+
+def _footer(o: Out, report: Report, pods: list[PodReport], seen: Counter[str], shared: set[str]) -> None:
     if shared:
         o.blank()
         o.line("Notes for the whole report", "bold")
@@ -291,6 +452,40 @@ def render(report: Report, out: TextIO | None = None, opts: RenderOptions | None
         o.line("Warnings", "bold yellow")
         for w in tail:
             o.para(f"- {w}", 2, 4)
+    o.blank()
+    summary = f"kdiagnose {report.k8s_version}: {report.num_nodes} node(s), {report.num_pods} pod(s)"
+    if report.source:
+        summary += f" from {report.source}"
+    o.para(summary, 0, 2, style="dim")
+    if report.k8s_version_reason and not report.k8s_version_reason.startswith("--k8s-version"):
+        o.para(f"replayed as {report.k8s_version}: {report.k8s_version_reason}", 0, 2, style="dim")
+
+
+def render(report: Report, out: TextIO | None = None, opts: RenderOptions | None = None) -> None:
+    """Print the report to `out` (stdout by default)."""
+    opts = opts or RenderOptions()
+    o = Out(_console(out, opts))
+    pods = sorted(report.pods, key=lambda p: (STATUS_RANK[pod_status(p)], p.diagnosis.pod.key))
+    # A note every pod (or several) carries is about the input, not the pod: print it once at the end.
+    seen: Counter[str] = Counter(n for p in pods for n in dict.fromkeys(p.diagnosis.notes))
+    shared = {n for n, c in seen.items() if c > 1}
+    entries = _entries(pods, opts.group)
+    if not pods:
+        o.line("No pending pods to diagnose.")
+    elif opts.summary:
+        _overview(o, entries, report, None)
+    else:
+        if len(entries) > 1:
+            _overview(o, entries, report, _MAX_OVERVIEW)
+        for i, entry in enumerate(entries):
+            if len(entries) > 1 or i > 0:
+                o.blank()
+                o.console.rule(style="dim")
+            if len(entry) > 1:
+                _owner_entry(o, entry, report, opts, shared)
+            else:
+                _pod(o, entry[0], report, opts, shared)
+    _footer(o, report, pods, seen, shared)
 
 
 def render_text(report: Report, opts: RenderOptions | None = None) -> str:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from kdiagnose.scheduler.diagnosis import Diagnosis
     from kdiagnose.scheduler.framework import Status
 
-__all__ = ["STATUS_RANK", "glance", "pod_headline", "pod_status"]
+__all__ = ["STATUS_RANK", "cause_and_fix", "glance", "pod_headline", "pod_status", "rejections"]
 
 # What a rejection is "by", in the one-line summary.
 _BY = {
@@ -50,7 +50,8 @@ def _by(st: Status) -> list[str]:
     return [_BY.get(st.plugin or "", st.plugin or st.code.label)]
 
 
-def _rejections(d: Diagnosis) -> str:
+def rejections(d: Diagnosis) -> str:
+    """`3 rejected by taints, 2 by cpu`: what rejected how many nodes, in short words."""
     counts: Counter[str] = Counter()
     for st in d.verdicts.values():
         if not st.ok:
@@ -82,42 +83,105 @@ def pod_status(pr: PodReport) -> str:
     return "schedulable" if d.scheduled else "unschedulable"
 
 
+def cause_and_fix(pr: PodReport) -> tuple[str, str, str]:
+    """(cause, label, fix) in one line each: what keeps the pod Pending and the first thing to do about it.
+
+    The label is "Fix" when a change is needed, "Next" when the scheduler itself will act (the pod fits,
+    or preemption makes room)."""
+    d = pr.diagnosis
+    status = pod_status(pr)
+    if status == "bound":
+        # What `kubectl describe pod` shows first: the container that is not running, and why.
+        waiting = [(n, r, m) for n, r, m in d.pod.container_waiting if r]
+        if waiting:
+            name, reason, message = waiting[0]
+            cause = f"container {name} is waiting: {reason}" + (f" ({message})" if message else "")
+        else:
+            cause = pr.triage
+        fix = f"not a scheduling problem: kubectl describe pod {d.pod.name} -n {d.pod.namespace}"
+        return cause, "Fix", fix
+    if status == "ignored":
+        return (
+            d.not_handled_reason,
+            "Fix",
+            (
+                f"--scheduler-name {d.pod.scheduler_name} replays it with the default profile"
+                if d.pod.scheduler_name
+                else "none: kdiagnose does not replay it"
+            ),
+        )
+    if status == "gated":
+        gates = ", ".join(d.pod.scheduling_gates) or "its gates"
+        return (
+            f"held by scheduling gates ({gates}): kube-scheduler does not try it until they are removed",
+            "Fix",
+            "whoever added the gates removes them (kubectl get pod -o jsonpath='{.spec.schedulingGates}')",
+        )
+    if status == "waiting" and d.preenqueue is not None:
+        found = next((r for r in pr.remedies if r.kind in ("fix-reference", "create-object")), None)
+        return (
+            f"held at PreEnqueue by {d.preenqueue.plugin}: kube-scheduler waits for {d.preenqueue_wait}",
+            "Fix",
+            _short_fix(found) if found is not None else "none found by the what-if replay",
+        )
+    if status == "schedulable":
+        if len(d.feasible) == d.num_all_nodes:
+            cause = f"every node fits ({d.num_all_nodes}); the scores pick the node"
+        else:
+            rej = rejections(d)
+            cause = f"{len(d.feasible)} of {plural(d.num_all_nodes, 'node')} fit" + (
+                f"; {rej}" if rej else ""
+            )
+        nxt = f"kube-scheduler would bind it to {d.chosen}"
+        if pr.why_pending:
+            # It fits, so what keeps it Pending is not a node: say that first.
+            return f"it fits, yet is still Pending: {pr.why_pending}", "Next", f"{nxt} ({cause})"
+        return cause, "Next", nxt
+    if d.prefilter is not None:
+        cause = f"rejected at PreFilter by {d.prefilter.plugin or 'a plugin'} before any node was checked"
+        detail = describe_details(d.prefilter.details)
+        cause += f" ({detail})" if detail else ""
+    elif d.num_all_nodes == 0:
+        return (
+            "the input has no nodes",
+            "Fix",
+            "add nodes (or check the dump includes them: kubectl get nodes -o yaml)",
+        )
+    else:
+        cause = rejections(d) or "no node fits"
+    fixes = [r for r in pr.remedies if r.kind != "preemption"]
+    if d.preemption is not None:
+        preempt = (
+            f"kube-scheduler will preempt {plural(len(d.preemption.victims), 'pod')} "
+            f"on {d.preemption.nominated_node} and retry there"
+        )
+        if not fixes:
+            return cause, "Next", preempt
+        cause += f"; {preempt}"
+    if fixes:
+        more = len(fixes) - 1
+        return (
+            cause,
+            "Fix",
+            _short_fix(fixes[0])
+            + (f" (or {more} other fix{'es' if more > 1 else ''} below)" if more else ""),
+        )
+    return cause, "Fix", "none found by the what-if replay" + (" (see Ruled out)" if pr.remedy_notes else "")
+
+
 def glance(pr: PodReport) -> str:
     """The one-line summary of a pod: what rejected how many nodes, and the first fix."""
-    d = pr.diagnosis
     status = pod_status(pr)
     if status in ("bound", "ignored"):
         return ""
+    cause, label, fix = cause_and_fix(pr)
     if status == "gated":
-        return "held by scheduling gates: kube-scheduler does not try it until they are removed"
-    if status == "waiting" and d.preenqueue is not None:
-        text = f"held at PreEnqueue by {d.preenqueue.plugin}: kube-scheduler waits for {d.preenqueue_wait}"
-        fix = next((r for r in pr.remedies if r.kind in ("fix-reference", "create-object")), None)
-        return text + (f"; fix: {_short_fix(fix)}" if fix is not None else "")
+        return cause
+    if status == "waiting":
+        return cause + (f"; fix: {fix}" if not fix.startswith("none found") else "")
     if status == "schedulable":
-        if len(d.feasible) == d.num_all_nodes:
-            return f"every node fits ({d.num_all_nodes}); the scores pick the node"
-        rej = _rejections(d)
-        return f"{len(d.feasible)} of {plural(d.num_all_nodes, 'node')} fit" + (f"; {rej}" if rej else "")
-    if d.prefilter is not None:
-        text = f"rejected at PreFilter by {d.prefilter.plugin or 'a plugin'} before any node was checked"
-        cause = describe_details(d.prefilter.details)
-        text += f" ({cause})" if cause else ""
-    elif d.num_all_nodes == 0:
-        return "the input has no nodes: add nodes (or check the dump includes them)"
-    else:
-        text = _rejections(d) or "no node fits"
-    if d.preemption is not None:
-        text += (
-            f"; kube-scheduler will preempt {plural(len(d.preemption.victims), 'pod')} "
-            f"on {d.preemption.nominated_node} and retry there"
-        )
-    fixes = [r for r in pr.remedies if r.kind != "preemption"]
-    if fixes:
-        text += f"; fix: {_short_fix(fixes[0])}"
-    elif d.preemption is None:
-        text += "; no fix found by the what-if replay" + (" (see Ruled out)" if pr.remedy_notes else "")
-    return text
+        return cause
+    return f"{cause}; {label.lower()}: {fix}"
 
 
 def pod_headline(pr: PodReport) -> tuple[str, str, str]:

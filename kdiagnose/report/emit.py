@@ -21,7 +21,15 @@ def _color(no_color: bool) -> bool | None:
 
 
 def emit(
-    report: Report, output: str, *, no_color: bool, top: int, all_nodes: bool, all_remedies: bool
+    report: Report,
+    output: str,
+    *,
+    no_color: bool,
+    top: int,
+    all_nodes: bool,
+    all_remedies: bool,
+    summary: bool = False,
+    group: bool = True,
 ) -> None:
     if output == "json":
         from kdiagnose.report.json import render as render_json
@@ -37,6 +45,13 @@ def emit(
         render(
             report,
             None,
-            RenderOptions(top=top, all_nodes=all_nodes, all_remedies=all_remedies, color=_color(no_color)),
+            RenderOptions(
+                top=top,
+                all_nodes=all_nodes,
+                all_remedies=all_remedies,
+                color=_color(no_color),
+                summary=summary,
+                group=group,
+            ),
         )
     sys.stdout.flush()

@@ -35,6 +35,8 @@ def _recorded(rec: Recorded | None) -> dict[str, Any] | None:
         "message": rec.message,
         "count": rec.count,
         "ageSeconds": rec.age_seconds,
+        "ageFrom": rec.age_reference,  # "now" (live) or "the dump" (its newest timestamp)
+        "lastSeen": rec.last_seen or None,
         "conditionReason": rec.condition_reason or None,
         "conditionMessage": rec.condition_message or None,
         "agrees": rec.agrees,
@@ -112,6 +114,7 @@ def pod_document(pr: PodReport, pools: dict[str, str]) -> dict[str, Any]:
         "remedyNotes": list(pr.remedy_notes),
         "skippedScores": skipped,
         "recorded": _recorded(pr.recorded),
+        "whyPending": pr.why_pending or None,
     }
 
 
@@ -149,6 +152,21 @@ def report_document(report: Report) -> dict[str, Any]:
         "missingKinds": list(report.missing_kinds),
         "nodePools": dict(sorted(report.node_pools.items())),
         "pods": pods,
+        # Pending pods of one owner placed one after another (each pod's own entry above is unchanged).
+        "owners": [
+            {
+                "owner": owner,
+                "pods": sorted(p.diagnosis.pod.key for p in report.pods if p.owner == owner),
+                "total": seq.total,
+                "fitOneAfterAnother": seq.fit,
+                "byNode": dict(seq.by_node),
+                "capped": seq.capped,
+                "firstNotFitting": seq.first_failing or None,
+                "rest": seq.rest or None,
+                "restFix": seq.rest_fix or None,
+            }
+            for owner, seq in sorted(report.sequential.items())
+        ],
     }
 
 

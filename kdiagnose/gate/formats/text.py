@@ -1,12 +1,13 @@
 """`kdiagnose check -o human`: one line per workload, then the causes per node and remedies of failures.
 
-Plain text (no color, no terminal control): CI logs are the main reader. Shared helpers (`node_causes`,
-`failure_text`) give the same per-node wording to the JUnit, SARIF and GitHub formats.
+The verdict first, then one paragraph per workload, word-wrapped (80 columns in CI logs, the terminal's
+width on a terminal) and coloured only on a terminal, as the diagnose report. Shared helpers
+(`node_causes`, `failure_text`) give the same per-node wording to the JUnit, SARIF and GitHub formats.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from kdiagnose.report.details import describe_details
 
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from kdiagnose.gate.result import GateResult, WorkloadResult
     from kdiagnose.results import PodReport
 
-__all__ = ["MARKS", "OUTCOME_WORDS", "failure_text", "location", "node_causes", "render"]
+__all__ = ["MARKS", "OUTCOME_WORDS", "failure_text", "location", "node_causes", "render", "write"]
 
 MARKS = {
     "fits": "PASS",
@@ -89,42 +90,107 @@ def failure_text(r: WorkloadResult) -> str:
     return "\n".join(out)
 
 
-def render(result: GateResult) -> str:
-    lines = [
-        f"kdiagnose check ({result.k8s_version}): {len(result.results)} workload(s) against "
-        f"{result.snapshot_source or 'the snapshot'} ({result.num_nodes} node(s), {result.num_pods} pod(s))",
-        "",
+_STYLE = {"PASS": "green", "WARN": "yellow", "FAIL": "bold red", "SKIP": "dim"}
+
+
+def _items(result: GateResult) -> list[tuple[str, int, int, str | None]]:
+    """(text, indent, hanging indent, style) of every paragraph: the verdict first, the input last."""
+    failing = result.failing
+    verdict = "FAILED" if failing else "OK"
+    items: list[tuple[str, int, int, str | None]] = [
+        (
+            f"{verdict}: {len(failing)} of {len(result.results)} workload(s) fail the policy "
+            f"(--fail-on {result.fail_on})",
+            0,
+            2,
+            "bold red" if failing else "bold green",
+        ),
+        ("", 0, 0, None),
     ]
     for r in result.results:
         mark = "FAIL" if r.fails_policy else MARKS[r.outcome.value]
-        lines.append(f"{mark} {r.workload.key} [{OUTCOME_WORDS[r.outcome.value]}]: {r.summary}")
-        lines.append(f"     {location(r)}")
+        items.append(
+            (f"{mark} {r.workload.key} [{OUTCOME_WORDS[r.outcome.value]}]: {r.summary}", 0, 5, _STYLE[mark])
+        )
+        items.append((location(r), 5, 7, "dim"))
         if r.outcome.value in ("preemption", "scale-up", "unschedulable"):
-            lines.extend(f"     {x}" for x in failure_text(r).splitlines()[1:])
+            for x in failure_text(r).splitlines()[1:]:
+                body = x.lstrip(" ")
+                indent = 5 + len(x) - len(body)
+                items.append((body, indent, indent + 2, None))
         elif r.notes:
-            lines.extend(f"     note: {n}" for n in r.notes)
+            items.extend((f"note: {n}", 5, 7, None) for n in r.notes)
         if r.excluded_nodes:
-            lines.append(f"     not targeted by the DaemonSet controller: {len(r.excluded_nodes)} node(s)")
+            items.append(
+                (f"not targeted by the DaemonSet controller: {len(r.excluded_nodes)} node(s)", 5, 7, None)
+            )
             by_reason: dict[str, list[str]] = {}
             for n, why in sorted(r.excluded_nodes.items()):
                 by_reason.setdefault(why, []).append(n)
             for why, nodes in by_reason.items():
                 more = f" and {len(nodes) - _MAX_NODES_SHOWN} more" if len(nodes) > _MAX_NODES_SHOWN else ""
-                lines.append(f"       {', '.join(nodes[:_MAX_NODES_SHOWN])}{more}: {why}")
+                items.append((f"{', '.join(nodes[:_MAX_NODES_SHOWN])}{more}: {why}", 7, 9, None))
         if r.headroom is not None:
             h = r.headroom
-            lines.append(
-                f"     headroom: {h.more}{'+' if h.capped else ''} more replica(s) fit; limit: {h.reason}"
+            items.append(
+                (
+                    f"headroom: {h.more}{'+' if h.capped else ''} more replica(s) fit; limit: {h.reason}",
+                    5,
+                    7,
+                    None,
+                )
             )
-    lines.append("")
+    items.append(("", 0, 0, None))
     if result.ignored_kinds:
         kinds = ", ".join(f"{k} ({n})" for k, n in result.ignored_kinds.items())
-        lines.append(f"other kinds in the input, not checked: {kinds}")
-    lines.extend(f"warning: {w}" for w in result.warnings)
-    failing = result.failing
-    verdict = "FAILED" if failing else "OK"
-    lines.append(
-        f"{verdict}: {len(failing)} of {len(result.results)} workload(s) fail the policy "
-        f"(--fail-on {result.fail_on})"
+        items.append((f"other kinds in the input, not checked: {kinds}", 0, 2, None))
+    items.extend((f"warning: {w}", 0, 2, "yellow") for w in result.warnings)
+    items.append(
+        (
+            f"kdiagnose check ({result.k8s_version}): {len(result.results)} workload(s) against "
+            f"{result.snapshot_source or 'the snapshot'} ({result.num_nodes} node(s), {result.num_pods} pod(s))",
+            0,
+            2,
+            "dim",
+        )
     )
-    return "\n".join(lines) + "\n"
+    return items
+
+
+def write(
+    result: GateResult, out: TextIO | None = None, *, color: bool | None = None, width: int | None = None
+) -> None:
+    """Print the human report, wrapped at word boundaries to the terminal (80 columns when not a terminal)
+    and coloured only on a terminal (never with `color=False` / NO_COLOR), as the diagnose report."""
+    import os
+
+    from rich.console import Console
+
+    from kdiagnose.report.console_layout import Out
+
+    no_color = color is False or bool(os.environ.get("NO_COLOR"))
+    console = Console(
+        file=out,
+        no_color=no_color,
+        color_system=None if no_color else "auto",
+        force_terminal=False if no_color else (True if color else None),
+        highlight=False,
+        emoji=False,
+        markup=False,
+        width=width,
+    )
+    o = Out(console)
+    for text, indent, hang, style in _items(result):
+        if not text:
+            o.blank()
+        else:
+            o.para(text, indent, hang, style)
+
+
+def render(result: GateResult, width: int = 80) -> str:
+    """The human report as plain text (no colour), `width` columns."""
+    import io
+
+    buf = io.StringIO()
+    write(result, buf, color=False, width=width)
+    return buf.getvalue()
