@@ -45,14 +45,19 @@ RETRY_PERIOD = 300.0
 
 
 def parse_time(text: Any) -> float | None:
-    """RFC 3339 (with or without fractional seconds) to epoch seconds; None when absent or unreadable."""
-    if not isinstance(text, str) or not text:
+    """RFC 3339 (fractions of any length), or Go's time.Time String() ("2006-01-02 15:04:05.999 -0700 MST",
+    as cluster-autoscaler writes its status time), to epoch seconds; None when absent or unreadable."""
+    if not isinstance(text, str) or not text.strip():
         return None
-    s = text.strip().replace("Z", "+00:00")
-    m = re.match(r"^(.*T\d\d:\d\d:\d\d)(\.\d+)?(.*)$", s)
-    if m:
-        frac = (m.group(2) or "")[:7]  # Python accepts at most microseconds
-        s = m.group(1) + frac + (m.group(3) or "")
+    s = text.strip()
+    go = re.match(r"^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(\.\d+)? ([+-]\d{4})", s)
+    if go:
+        s = f"{go.group(1)}T{go.group(2)}{(go.group(3) or '')[:7]}{go.group(4)[:3]}:{go.group(4)[3:]}"
+    else:
+        s = s.replace("Z", "+00:00")
+        m = re.match(r"^(.*T\d\d:\d\d:\d\d)(\.\d+)?(.*)$", s)
+        if m:
+            s = m.group(1) + (m.group(2) or "")[:7] + (m.group(3) or "")
     try:
         dt = datetime.fromisoformat(s)
     except ValueError:
@@ -440,18 +445,22 @@ _DUMP_TIME_KEY = "kdiagnose/dump-time"
 def dump_time(snap: Snapshot) -> float | None:
     """When the dump was taken, as far as it says: its newest timestamp (an event's last sighting, a pod's
     creation or condition change). Offline ages are measured from here."""
+    from kdiagnose.autoscaler.view import snapshot_now
+
+    # The events' times, the nodes' heartbeats and the autoscaler's status time (autoscaler/events.py
+    # snapshot_time); the pods' own timestamps only when the dump has none of those.
+    newest = snapshot_now(snap)
+    if newest is not None:
+        return newest
     if _DUMP_TIME_KEY in snap.cache:
         cached: float | None = snap.cache[_DUMP_TIME_KEY]
         return cached
-    newest: float | None = None
 
     def see(t: float | None) -> None:
         nonlocal newest
         if t is not None and (newest is None or t > newest):
             newest = t
 
-    for ev in snap.kind("Event"):
-        see(_event_view(ev)[3])
     for p in snap.pods:
         see(parse_time(p.creation_timestamp))
         for c in p.conditions:

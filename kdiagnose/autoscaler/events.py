@@ -21,8 +21,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
+
+# One age logic for every report (the scheduler's events, the autoscalers', the dump's time): recorded.py.
+from kdiagnose.recorded import format_age, parse_time
 
 __all__ = [
     "CA_BACKOFF",
@@ -57,43 +59,6 @@ KARPENTER_NOMINATED_PREFIX = "Pod should schedule on: "
 
 def _d(v: Any) -> Obj:
     return v if isinstance(v, dict) else {}
-
-
-def parse_time(text: Any) -> float | None:
-    """RFC 3339 (fractions of any length), or Go's time.Time String() ("2006-01-02 15:04:05.999 -0700 MST",
-    as cluster-autoscaler writes its status time), to epoch seconds; None when absent or unreadable."""
-    if not isinstance(text, str) or not text.strip():
-        return None
-    s = text.strip()
-    go = re.match(r"^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(\.\d+)? ([+-]\d{4})", s)
-    if go:
-        s = f"{go.group(1)}T{go.group(2)}{(go.group(3) or '')[:7]}{go.group(4)[:3]}:{go.group(4)[3:]}"
-    else:
-        s = s.replace("Z", "+00:00")
-        m = re.match(r"^(.*T\d\d:\d\d:\d\d)(\.\d+)?(.*)$", s)
-        if m:
-            s = m.group(1) + (m.group(2) or "")[:7] + (m.group(3) or "")
-    try:
-        dt = datetime.fromisoformat(s)
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.timestamp()
-
-
-def format_age(seconds: float | None) -> str:
-    """kubectl's AGE style: 45s, 3m12s, 2h5m, 4d3h."""
-    if seconds is None:
-        return "unknown"
-    s = max(0, int(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60}s" if s % 60 and s < 600 else f"{s // 60}m"
-    if s < 86400:
-        return f"{s // 3600}h{(s % 3600) // 60}m" if (s % 3600) // 60 else f"{s // 3600}h"
-    return f"{s // 86400}d{(s % 86400) // 3600}h" if (s % 86400) // 3600 else f"{s // 86400}d"
 
 
 @dataclass(slots=True)

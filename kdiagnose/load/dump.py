@@ -123,7 +123,9 @@ def _event_fields(ev: Obj) -> tuple[Obj, str, str, int, str]:
             str(when),
         )
     count = ev.get("count") or (ev.get("series") or {}).get("count") or 1
-    when = ev.get("lastTimestamp") or ev.get("eventTime") or ev.get("firstTimestamp") or ""
+    # The order of recorded.py's event view: lastTimestamp, series.lastObservedTime, eventTime, firstTimestamp.
+    series_time = ev["series"].get("lastObservedTime") if isinstance(ev.get("series"), dict) else None
+    when = ev.get("lastTimestamp") or series_time or ev.get("eventTime") or ev.get("firstTimestamp") or ""
     return (
         ev.get("involvedObject") or {},
         str(ev.get("reason") or ""),

@@ -128,7 +128,7 @@ def test_check_context_gate_uses_the_live_status(tmp_path: Path, monkeypatch: py
             ],
         )
     assert res.exit_code == 0, res.stdout + res.stderr
-    assert "fits after scale-up of group apps: 3 of 5 → 4" in res.stdout
+    assert "fits after scale-up of group apps: 3 of 5 → 4" in " ".join(res.stdout.split())
 
 
 def test_live_reads_the_failures_ca_recorded_on_its_status_configmap(tmp_path: Path) -> None:

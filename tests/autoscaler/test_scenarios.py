@@ -134,7 +134,7 @@ def test_recorded_shows_every_event_newest_first_aged_against_the_dump() -> None
     assert round(rec["ageSeconds"]) == 119
     human = _human(FIXTURES / "ca-at-max.yaml")
     assert "unknown ago" not in human
-    assert "FailedScheduling event (1m59s ago, 8 time(s))" in human
+    assert "FailedScheduling event (last seen 1m59s before the dump was taken, 8 time(s))" in human
 
 
 def test_not_trigger_scale_up_is_compared_with_the_replay_and_agrees_at_max() -> None:
