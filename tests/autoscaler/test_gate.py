@@ -73,7 +73,7 @@ def test_backoff_names_the_failure_cluster_autoscaler_recorded(monkeypatch: pyte
     assert (
         "cluster-autoscaler recorded ScaleUpFailed: Failed adding 1 nodes to group "
         "eks-apps-4ac6b7d2-1b2c-3d4e-5f60-718293a4b5c6 due to InsufficientInstanceCapacity"
-    ) in res.stdout
+    ) in " ".join(res.stdout.split())
 
 
 def test_fail_on_scale_up_still_fails_a_scale_up_with_room(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -135,10 +135,12 @@ def test_room_is_checked_against_every_replica_that_needs_a_new_node(
         ],
     )
     assert res.exit_code == 1, res.stdout
-    assert "which no autoscaler can add now: needs 4 node(s), room for 2 (3 of max 5)" in res.stdout
+    assert "which no autoscaler can add now: needs 4 node(s), room for 2 (3 of max 5)" in " ".join(
+        res.stdout.split()
+    )
     assert (
         "remedy 1: [raise-max] raise the max of group apps from 5 to 7 (then the autoscaler adds 4 node(s))"
-        in res.stdout
+        in " ".join(res.stdout.split())
     )
     two = manifest.replace("replicas: 4", "replicas: 2")
     (tmp_path / "web2.yaml").write_text(two)
@@ -156,7 +158,7 @@ def test_room_is_checked_against_every_replica_that_needs_a_new_node(
         ],
     )
     assert res.exit_code == 0, res.stdout
-    assert "fits after scale-up of group apps: 3 of 5 → 5" in res.stdout
+    assert "fits after scale-up of group apps: 3 of 5 → 5" in " ".join(res.stdout.split())
 
 
 def test_json_gate_document_carries_the_scale_up_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
