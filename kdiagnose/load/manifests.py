@@ -15,7 +15,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from kdiagnose.errors import InputError
 from kdiagnose.load.raw import RawObject
+
+# Replicas `check` places one by one: far beyond any cluster's pod capacity, and small enough that building
+# them stays within seconds and memory (spec.replicas may be up to 2147483647).
+MAX_REPLICAS = 10_000
 
 __all__ = [
     "IGNORE_ANNOTATION",
@@ -202,11 +207,55 @@ def _replica_set(namespace: str, name: str, selector: Obj | None, template: Obj,
     }
 
 
+def _validate_workload(raw: RawObject) -> None:
+    """The fields expansion reads, typed as the API server would decode them; the pod template as a Pod."""
+    from kdiagnose.model.objects import ModelError
+    from kdiagnose.model.validation import object_label, validate, validate_pod
+
+    obj = raw.obj
+    try:
+        validate(obj)
+        if obj.get("kind") == "Pod":
+            return
+        spec = _spec(obj)
+        prefix = " spec."
+        if obj.get("kind") == "CronJob":
+            job = spec.get("jobTemplate")
+            if job is not None and not isinstance(job, dict):
+                raise ModelError(" spec.jobTemplate: must be a mapping")
+            spec, prefix = _spec(job), " spec.jobTemplate.spec."
+            validate({"kind": "Job", "spec": spec})
+        template = spec.get("template")
+        if template is not None:
+            if not isinstance(template, dict):
+                raise ModelError(f"{prefix}template: must be a mapping")
+            validate_pod(template, f"{prefix}template")
+        vcts = spec.get("volumeClaimTemplates")
+        if vcts is not None:
+            if not isinstance(vcts, list) or not all(isinstance(v, dict) for v in vcts):
+                raise ModelError(f"{prefix}volumeClaimTemplates: must be a list of mappings")
+            for v in vcts:
+                validate({**v, "kind": "PersistentVolumeClaim"})
+    except ModelError as e:
+        raise InputError(f"{raw.where}: {object_label(obj)}{e}") from None
+
+
+def _replicas(value: Any, raw: RawObject, field_name: str) -> int:
+    n = _int(value, 1)
+    if n > MAX_REPLICAS:
+        raise InputError(
+            f"{raw.where}: {raw.obj.get('kind')} {_meta(raw.obj).get('name')}: {field_name} {n} is more than "
+            f"the {MAX_REPLICAS} replicas kdiagnose check places one by one"
+        )
+    return n
+
+
 def _expand(raw: RawObject, default_namespace: str) -> Workload | None:
     obj = raw.obj
     kind = obj.get("kind")
     if kind not in WORKLOAD_KINDS:
         return None
+    _validate_workload(raw)
     meta = _meta(obj)
     ns = str(meta.get("namespace") or default_namespace)
     name = str(meta.get("name") or "")
@@ -247,7 +296,7 @@ def _expand(raw: RawObject, default_namespace: str) -> Workload | None:
     sel = spec.get("selector")
     w.selector = sel if isinstance(sel, dict) else None
     if kind in ("Deployment", "ReplicaSet", "ReplicationController"):
-        w.replicas = _int(spec.get("replicas"), 1)
+        w.replicas = _replicas(spec.get("replicas"), raw, "spec.replicas")
         if kind == "Deployment":
             pth = _template_hash(template)
             rs_name = f"{name}-{pth}"
@@ -276,7 +325,7 @@ def _expand(raw: RawObject, default_namespace: str) -> Workload | None:
             w._owner = _owner("ReplicationController", "v1", ns, name)
             w._base = name
     elif kind == "StatefulSet":
-        w.replicas = _int(spec.get("replicas"), 1)
+        w.replicas = _replicas(spec.get("replicas"), raw, "spec.replicas")
         w._owner = _owner("StatefulSet", "apps/v1", ns, name)
         w.owners.append(
             {
@@ -293,7 +342,7 @@ def _expand(raw: RawObject, default_namespace: str) -> Workload | None:
         w.per_node = True
         return w
     elif kind == "Job":
-        parallelism = _int(spec.get("parallelism"), 1)
+        parallelism = _replicas(spec.get("parallelism"), raw, "spec.parallelism")
         completions = spec.get("completions")
         n = parallelism
         if isinstance(completions, int) and not isinstance(completions, bool):

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kdiagnose.errors import InputError
 from kdiagnose.model.objects import ModelError, Taint, parse_resource_list
 
 if TYPE_CHECKING:
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
 __all__ = [
     "POOL_LABELS",
     "NodePool",
+    "PoolError",
     "PoolSpec",
     "detect_pools",
     "load_pools",
@@ -74,11 +76,15 @@ class PoolSpec:
     current: int | None = None
 
 
+class PoolError(InputError, ValueError):
+    """An invalid `--pools` file: one error line naming the pool and field (exit 3)."""
+
+
 def _opt_int(raw: Any, where: str) -> int | None:
     if raw is None:
         return None
     if isinstance(raw, bool) or not isinstance(raw, int):
-        raise ValueError(f"{where}: expected an integer, got {raw!r}")
+        raise PoolError(f"{where}: expected an integer, got {raw!r}")
     return raw
 
 
@@ -88,21 +94,31 @@ def parse_pools(doc: Any, where: str = "pools") -> list[PoolSpec]:
     if isinstance(doc, dict) and isinstance(doc.get("pools"), list):
         doc = doc["pools"]
     if not isinstance(doc, list):
-        raise ValueError(f"{where}: expected a list of pools")
+        raise PoolError(f"{where}: expected a list of pools")
     out: list[PoolSpec] = []
     for i, raw in enumerate(doc):
         at = f"{where}[{i}]"
-        if not isinstance(raw, dict) or not raw.get("name"):
-            raise ValueError(f"{at}: a pool needs a name")
+        if not isinstance(raw, dict) or not raw.get("name") or not isinstance(raw["name"], str):
+            raise PoolError(f"{at}: a pool needs a name (a string)")
+        if not isinstance(raw.get("labels") or {}, dict) or not isinstance(
+            raw.get("allocatable") or {}, dict
+        ):
+            raise PoolError(f"{at}: labels and allocatable must be mappings")
+        if any(isinstance(v, list | dict) for v in (raw.get("labels") or {}).values()):
+            raise PoolError(f"{at}.labels: values must be strings")
+        if not isinstance(raw.get("taints") or [], list):
+            raise PoolError(f"{at}.taints: must be a list")
         taints = []
         for t in raw.get("taints") or []:
             if not isinstance(t, dict) or not t.get("key") or not t.get("effect"):
-                raise ValueError(f"{at}.taints: a taint needs key and effect")
+                raise PoolError(f"{at}.taints: a taint needs key and effect")
+            if not all(isinstance(t.get(k), str | None) for k in ("key", "value", "effect")):
+                raise PoolError(f"{at}.taints: key, value and effect must be strings")
             taints.append(Taint(str(t["key"]), str(t.get("value") or ""), str(t["effect"])))
         try:
             allocatable = parse_resource_list(raw.get("allocatable") or {}, f"{at}.allocatable")
         except ModelError as e:
-            raise ValueError(str(e)) from None
+            raise PoolError(str(e)) from None
         out.append(
             PoolSpec(
                 name=str(raw["name"]),

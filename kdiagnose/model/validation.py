@@ -168,8 +168,15 @@ def _metadata(obj: Obj, where: str) -> None:
         value = meta.get(key)
         if value is not None:
             _string_map(value, f"{where} metadata.{key}")
-    if meta.get("ownerReferences") is not None:
-        _dicts(meta["ownerReferences"], f"{where} metadata.ownerReferences")
+    refs = meta.get("ownerReferences")
+    if refs is not None:
+        _dicts(refs, f"{where} metadata.ownerReferences")
+        for i, ref in enumerate(refs):
+            _scalar_strings(
+                ref, ("apiVersion", "kind", "name", "uid"), f"{where} metadata.ownerReferences[{i}]."
+            )
+            if ref.get("controller") is not None:
+                _boolean(ref["controller"], f"{where} metadata.ownerReferences[{i}].controller")
 
 
 # ---------------------------------------------------------------------------------------------- selectors
@@ -504,6 +511,11 @@ def validate_pod(obj: Obj, where: str) -> None:
         statuses = status[status_key]
         _dicts(statuses, f"{where} status.{status_key}")
         for i, cs in enumerate(statuses):
+            name = cs.get("name")
+            if name is not None and type(name) is not str:
+                raise _fail(
+                    f"{where} status.{status_key}[{i}].name", f"must be a string, not a {_type_name(name)}"
+                )
             if cs.get("resources") is None and cs.get("allocatedResources") is None:
                 continue
             at = f"{where} status.{status_key}[{i}]"
@@ -530,6 +542,9 @@ def _pod_spec_rest(spec: Obj, where: str) -> None:
         pvc = v.get("persistentVolumeClaim")
         if pvc is not None:
             _required_string(pvc.get("claimName"), f"{at}.persistentVolumeClaim.claimName")
+        for src, fields in _VOLUME_SOURCE_FIELDS.items():
+            if v.get(src) is not None:
+                _check_fields(v[src], fields, f"{at}.{src}")
     if spec.get("overhead") is not None:
         _quantities(spec["overhead"], f"{where} spec.overhead")
     if spec.get("resources") is not None:
@@ -567,6 +582,289 @@ def validate_node(obj: Obj, where: str) -> None:
         _strings(img.get("names"), f"{at}.names")
         _integer(img.get("sizeBytes"), f"{at}.sizeBytes")
 
+
+# ---------------------------------------------------------------------------------------------- field specs
+# Every field a reader of a raw kind reads, as a path and what the API server's types allow there. A path
+# segment ending in `[]` is each item of a list, `*` each value of a mapping. Kinds: a Python type (bool,
+# int, str, list, dict), or one of the named checks in _CHECKS.
+FieldSpec = tuple[tuple[str, Any], ...]
+
+
+def _nonneg(value: Any, where: str) -> None:
+    n = _integer(value, where)
+    if n is not None and not 0 <= n <= _INT64_MAX:
+        raise _fail(where, f"Invalid value: {n}: must be greater than or equal to 0")
+
+
+def _int_or_string(value: Any, where: str) -> None:
+    if isinstance(value, str):
+        return
+    _integer(value, where)
+
+
+def _node_selector(value: Any, where: str) -> None:
+    """A core/v1 NodeSelector: nodeSelectorTerms, each a term of requirements."""
+    sel = _mapping(value, where)
+    for at, term in _objects(sel.get("nodeSelectorTerms"), f"{where}.nodeSelectorTerms"):
+        _node_selector_term(term, at)
+
+
+def _quantity_value(value: Any, where: str) -> None:
+    _quantities({"value": value}, where.rsplit(".", 1)[0] if "." in where else where)
+
+
+_CHECKS: dict[str, Any] = {
+    "strmap": _string_map,
+    "strlist": _strings,
+    "nonneg": _nonneg,
+    "int-or-string": _int_or_string,
+    "nodeselector": _node_selector,
+    "labelselector": lambda v, w: _label_selector(v, w),
+    "quantities": _quantities,
+    "quantity": _quantity_value,
+}
+
+
+def _resolve(value: Any, parts: list[str], where: str) -> list[tuple[str, Any]]:
+    """(field path, value) of every match of `parts` under `value`; absent/null fields match nothing.
+    Containers on the way must have their type (else the error names them)."""
+    if not parts:
+        return [] if value is None else [(where, value)]
+    head, rest = parts[0], parts[1:]
+    if head == "*":
+        out: list[tuple[str, Any]] = []
+        for k, v in _mapping(value, where).items():
+            out += _resolve(v, rest, f"{where}.{k}")
+        return out
+    items = head.endswith("[]")
+    key = head[:-2] if items else head
+    child = _mapping(value, where).get(key) if value is not None else None
+    at = f"{where}.{key}" if where else key
+    if child is None:
+        return []
+    if not items:
+        return _resolve(child, rest, at)
+    out = []
+    for i, item in enumerate(_items(child, at)):
+        out += _resolve(item, rest, f"{at}[{i}]")
+    return out
+
+
+def _check_fields(obj: Any, specs: FieldSpec, where: str) -> None:
+    for path, kind in specs:
+        for at, value in _resolve(obj, path.split("."), where):
+            if isinstance(kind, str):
+                _CHECKS[kind](value, at)
+                continue
+            ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+            if kind is int and isinstance(value, float) and value.is_integer():
+                ok = True
+            if not ok:
+                raise _fail(at, f"must be a {_JSON_TYPES[kind]}, not a {_type_name(value)}")
+
+
+# Pod volume sources whose fields a plugin reads (VolumeRestrictions' disk conflicts, CSI limits,
+# VolumeZone, the CSI translation of in-tree volumes).
+_VOLUME_SOURCE_FIELDS: dict[str, FieldSpec] = {
+    "gcePersistentDisk": (("pdName", str), ("partition", int), ("readOnly", bool), ("fsType", str)),
+    "awsElasticBlockStore": (("volumeID", str), ("partition", int), ("readOnly", bool), ("fsType", str)),
+    "iscsi": (("targetPortal", str), ("iqn", str), ("lun", int), ("readOnly", bool), ("portals", "strlist")),
+    "rbd": (("monitors", "strlist"), ("pool", str), ("image", str), ("readOnly", bool)),
+    "csi": (("driver", str), ("readOnly", bool), ("volumeAttributes", "strmap")),
+    "azureDisk": (("diskName", str), ("diskURI", str), ("readOnly", bool)),
+    "cinder": (("volumeID", str), ("readOnly", bool)),
+    "ephemeral": (("volumeClaimTemplate", dict), ("volumeClaimTemplate.spec", dict)),
+    "hostPath": (("path", str), ("type", str)),
+}
+
+# The devices part of a ResourceClaim spec (and of a ResourceClaimTemplate's spec.spec), as the allocator
+# reads it (k8s.io/api/resource/v1 DeviceClaim).
+_DEVICE_REQUEST: FieldSpec = (
+    ("deviceClassName", str),
+    ("allocationMode", str),
+    ("count", "nonneg"),
+    ("adminAccess", bool),
+    ("selectors[]", dict),
+    ("selectors[].cel", dict),
+    ("selectors[].cel.expression", str),
+    ("tolerations[]", dict),
+)
+
+
+def _device_claim(prefix: str) -> FieldSpec:
+    out: list[tuple[str, Any]] = [
+        (f"{prefix}", dict),
+        (f"{prefix}.requests[]", dict),
+        (f"{prefix}.requests[].name", str),
+        (f"{prefix}.requests[].exactly", dict),
+        (f"{prefix}.requests[].firstAvailable[]", dict),
+        (f"{prefix}.requests[].firstAvailable[].name", str),
+        (f"{prefix}.constraints[]", dict),
+        (f"{prefix}.constraints[].requests", "strlist"),
+        (f"{prefix}.constraints[].matchAttribute", str),
+        (f"{prefix}.config[]", dict),
+        (f"{prefix}.config[].requests", "strlist"),
+    ]
+    for path, kind in _DEVICE_REQUEST:
+        out.append((f"{prefix}.requests[].exactly.{path}", kind))
+        out.append((f"{prefix}.requests[].firstAvailable[].{path}", kind))
+    return tuple(out)
+
+
+_DEEP_FIELDS: dict[str, FieldSpec] = {
+    "ResourceClaim": (
+        *_device_claim("spec.devices"),
+        ("status.allocation.nodeSelector", "nodeselector"),
+        ("status.allocation.devices", dict),
+        ("status.allocation.devices.results[]", dict),
+        ("status.allocation.devices.results[].request", str),
+        ("status.allocation.devices.results[].driver", str),
+        ("status.allocation.devices.results[].pool", str),
+        ("status.allocation.devices.results[].device", str),
+        ("status.allocation.devices.results[].adminAccess", bool),
+        ("status.reservedFor[]", dict),
+        ("status.reservedFor[].resource", str),
+        ("status.reservedFor[].name", str),
+        ("status.reservedFor[].uid", str),
+        ("status.devices[]", dict),
+    ),
+    "ResourceClaimTemplate": _device_claim("spec.spec.devices"),
+    "ResourceSlice": (
+        ("spec.driver", str),
+        ("spec.allNodes", bool),
+        ("spec.perDeviceNodeSelection", bool),
+        ("spec.nodeSelector", "nodeselector"),
+        ("spec.pool.name", str),
+        ("spec.pool.generation", "nonneg"),
+        ("spec.pool.resourceSliceCount", "nonneg"),
+        ("spec.devices[]", dict),
+        ("spec.devices[].name", str),
+        ("spec.devices[].attributes", dict),
+        ("spec.devices[].attributes.*", dict),
+        ("spec.devices[].attributes.*.int", int),
+        ("spec.devices[].attributes.*.bool", bool),
+        ("spec.devices[].attributes.*.string", str),
+        ("spec.devices[].attributes.*.version", str),
+        ("spec.devices[].capacity", dict),
+        ("spec.devices[].capacity.*", dict),
+        ("spec.devices[].capacity.*.value", "quantity"),
+        ("spec.devices[].nodeName", str),
+        ("spec.devices[].nodeSelector", "nodeselector"),
+        ("spec.devices[].allNodes", bool),
+        ("spec.devices[].bindingConditions", "strlist"),
+        ("spec.devices[].consumesCounters", list),
+        ("spec.devices[].taints[]", dict),
+        ("spec.sharedCounters", list),
+    ),
+    "DeviceClass": (
+        ("spec.selectors[]", dict),
+        ("spec.selectors[].cel", dict),
+        ("spec.selectors[].cel.expression", str),
+        ("spec.config", list),
+    ),
+    "StorageClass": (
+        ("parameters", "strmap"),
+        ("reclaimPolicy", str),
+        ("allowVolumeExpansion", bool),
+        ("allowedTopologies[]", dict),
+        ("allowedTopologies[].matchLabelExpressions[]", dict),
+        ("allowedTopologies[].matchLabelExpressions[].key", str),
+        ("allowedTopologies[].matchLabelExpressions[].values", "strlist"),
+    ),
+    "CSIDriver": (
+        ("spec.attachRequired", bool),
+        ("spec.podInfoOnMount", bool),
+        ("spec.storageCapacity", bool),
+        ("spec.requiresRepublish", bool),
+        ("spec.seLinuxMount", bool),
+        ("spec.volumeLifecycleModes", "strlist"),
+    ),
+    "CSINode": (
+        ("spec.drivers[]", dict),
+        ("spec.drivers[].name", str),
+        ("spec.drivers[].nodeID", str),
+        ("spec.drivers[].topologyKeys", "strlist"),
+        ("spec.drivers[].allocatable", dict),
+        ("spec.drivers[].allocatable.count", "nonneg"),
+    ),
+    "CSIStorageCapacity": (
+        ("nodeTopology", "labelselector"),
+        ("capacity", "quantity"),
+        ("maximumVolumeSize", "quantity"),
+    ),
+    "PersistentVolumeClaim": (
+        ("spec.dataSource", dict),
+        ("spec.volumeAttributesClassName", str),
+        ("status.accessModes", "strlist"),
+        ("status.capacity", "quantities"),
+    ),
+    "PersistentVolume": (
+        ("spec.claimRef.namespace", str),
+        ("spec.claimRef.name", str),
+        ("spec.claimRef.uid", str),
+        ("spec.csi.driver", str),
+        ("spec.csi.volumeHandle", str),
+        ("spec.csi.readOnly", bool),
+        ("spec.persistentVolumeReclaimPolicy", str),
+        ("spec.local", dict),
+        ("spec.local.path", str),
+        ("spec.gcePersistentDisk", dict),
+        ("spec.gcePersistentDisk.pdName", str),
+        ("spec.awsElasticBlockStore", dict),
+        ("spec.awsElasticBlockStore.volumeID", str),
+        ("spec.azureDisk", dict),
+        ("spec.azureDisk.diskName", str),
+        ("spec.cinder", dict),
+        ("spec.cinder.volumeID", str),
+    ),
+    "VolumeAttachment": (
+        ("spec", dict),
+        ("spec.attacher", str),
+        ("spec.nodeName", str),
+        ("spec.source", dict),
+        ("spec.source.persistentVolumeName", str),
+        ("status", dict),
+        ("status.attached", bool),
+    ),
+    "PodDisruptionBudget": (
+        ("spec.minAvailable", "int-or-string"),
+        ("spec.maxUnavailable", "int-or-string"),
+        ("status.disruptionsAllowed", int),
+        ("status.currentHealthy", int),
+        ("status.desiredHealthy", int),
+        ("status.expectedPods", int),
+        ("status.disruptedPods", dict),
+    ),
+    "Event": (
+        ("involvedObject", dict),
+        ("involvedObject.kind", str),
+        ("involvedObject.name", str),
+        ("involvedObject.namespace", str),
+        ("involvedObject.uid", str),
+        ("reason", str),
+        ("message", str),
+        ("type", str),
+        ("count", int),
+        ("firstTimestamp", str),
+        ("lastTimestamp", str),
+        ("eventTime", str),
+        ("series", dict),
+        ("series.count", int),
+        ("series.lastObservedTime", str),
+    ),
+    "ConfigMap": (("data", "strmap"),),
+    "Namespace": (("status", dict), ("status.phase", str)),
+    "DaemonSet": (("spec", dict), ("spec.template", dict), ("spec.selector", "labelselector")),
+    "Job": (
+        ("spec", dict),
+        ("spec.template", dict),
+        ("spec.parallelism", "nonneg"),
+        ("spec.completions", "nonneg"),
+    ),
+    "CronJob": (("spec", dict), ("spec.jobTemplate", dict)),
+}
+for _kind in ("ReplicaSet", "StatefulSet", "Deployment", "ReplicationController"):
+    _DEEP_FIELDS[_kind] = (("spec.replicas", "nonneg"), ("spec.template", dict))
 
 # Raw kinds the plugins read: field path -> expected JSON type. Enough for their `.get()` chains to be safe.
 _RAW_FIELDS: dict[str, tuple[tuple[str, type], ...]] = {
@@ -636,6 +934,9 @@ def validate_object(obj: Obj, where: str) -> None:
         ok = isinstance(value, typ) and not (typ is int and isinstance(value, bool))
         if not ok:
             raise _fail(f"{where} {path}", f"must be a {_JSON_TYPES[typ]}, not a {_type_name(value)}")
+    deep = _DEEP_FIELDS.get(kind)
+    if deep:
+        _check_fields(obj, deep, f"{where} " if where else " ")
     spec = obj.get("spec")
     spec = spec if isinstance(spec, dict) else {}
     if kind in ("PodDisruptionBudget", "ReplicaSet", "StatefulSet", "Deployment"):
