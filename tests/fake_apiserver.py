@@ -214,6 +214,11 @@ class FakeAPIServer:
         self.not_served_groups: set[str] = set()  # API groups that 404 (not installed)
         self.expire_once: set[str] = set()  # plurals whose first continued list request gets 410
         self.delays: dict[str, float] = {}  # path substring -> seconds to sleep before answering
+        # path substring -> a fault in the answer (hostile-server tests): "truncated" (JSON cut in half),
+        # "html" (an HTML page with 200), "array" (a List as a JSON array), "items-not-list", "trickle"
+        # (the body one byte every 0.2 s), "repeat-continue" (the same continue token on every page),
+        # "status-403"/"status-500".
+        self.faults: dict[str, str] = {}
         self.requests: list[tuple[str, str]] = []  # (method, path with query) of every request
         self._lock = threading.Lock()
         self._rv = 1000
@@ -529,17 +534,42 @@ def _make_handler(server: FakeAPIServer) -> type[BaseHTTPRequestHandler]:
             if length:
                 self.rfile.read(length)
             headers = {k.lower(): v for k, v in self.headers.items()}
+            fault = next((f for frag, f in server.faults.items() if frag in self.path), "")
+            path = self.path
+            if fault == "repeat-continue":  # every page is the first page, with the same token
+                path = "&".join(p for p in path.split("&") if not p.startswith("continue="))
             try:
-                code, body = server.handle(self.command, self.path, headers)
+                code, body = server.handle(self.command, path, headers)
             except Exception as e:  # a bug in the fake: answer 500 rather than hang the client
                 code, body = 500, _status(500, "InternalError", repr(e))
+            content_type = "application/json"
+            if fault == "repeat-continue" and isinstance(body.get("metadata"), dict):
+                body["metadata"]["continue"] = "same-token"
+            elif fault == "array" and isinstance(body.get("items"), list):
+                body = body["items"]  # type: ignore[assignment]
+            elif fault == "items-not-list":
+                body["items"] = {"not": "a list"}
+            elif fault.startswith("status-"):
+                code = int(fault.removeprefix("status-"))
+                body = _status(code, "Forbidden" if code == 403 else "InternalError", "injected fault")
             data = json.dumps(body).encode()
+            if fault == "truncated":
+                data = data[: len(data) // 2]
+            elif fault == "html":
+                content_type = "text/html"
+                data = b"<!DOCTYPE html><html><body><h1>Sign in</h1></body></html>"
             try:
                 self.send_response(code)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                if fault == "trickle":
+                    for i in range(len(data)):
+                        self.wfile.write(data[i : i + 1])
+                        self.wfile.flush()
+                        time.sleep(0.2)
+                else:
+                    self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):
                 pass
 

@@ -178,9 +178,10 @@ def check_command(
         from kdiagnose.commands.live import parse_timeout
         from kdiagnose.load.cluster import fetch_cluster, resolve_target
 
+        timeout = parse_timeout(request_timeout)
         live = fetch_cluster(
-            resolve_target(kubeconfig, context),
-            timeout=parse_timeout(request_timeout),
+            resolve_target(kubeconfig, context, exec_timeout=timeout),
+            timeout=timeout,
             k8s_version=k8s_version or cfg.k8s_version,
             chunk_size=chunk_size,
         )

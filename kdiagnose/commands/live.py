@@ -413,7 +413,7 @@ def run_live(opts: LiveOptions) -> tuple[Report, int]:
     timeout = parse_timeout(opts.request_timeout)
     if opts.scheduler_config and opts.scheduler_config_from:
         raise UsageError("--scheduler-config and --scheduler-config-from are exclusive")
-    target = resolve_target(opts.kubeconfig, opts.context)
+    target = resolve_target(opts.kubeconfig, opts.context, exec_timeout=timeout)
     config_text = None
     if opts.scheduler_config_from:
         from kdiagnose.load.cluster import read_scheduler_configmap

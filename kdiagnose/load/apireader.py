@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -17,11 +19,22 @@ from kdiagnose.errors import ClusterError
 from kdiagnose.load.kinds import KindSpec
 from kdiagnose.load.kubeconfig import ClusterTarget
 
-__all__ = ["PAGE_LIMIT", "ApiReader", "ApiStatusError", "describe_status", "needed_permission"]
+__all__ = [
+    "MAX_BODY_BYTES",
+    "MAX_PAGES",
+    "PAGE_LIMIT",
+    "ApiBodyError",
+    "ApiReader",
+    "ApiStatusError",
+    "describe_status",
+    "needed_permission",
+]
 
 Obj = dict[str, Any]
 
 PAGE_LIMIT = 500
+MAX_PAGES = 10_000  # 5 million objects of one kind: a server past this is looping
+MAX_BODY_BYTES = 512 << 20  # one response (a page of 500 objects is a few MB)
 
 
 class ApiStatusError(Exception):
@@ -56,9 +69,19 @@ def needed_permission(verb: str, path: str) -> str:
     return f"{verb} on {resource}{'.' + group if group else ''} {scope}"
 
 
+class ApiBodyError(ApiStatusError):
+    """A 2xx answer that is not what the API serves (truncated JSON, an HTML page, a List of the wrong shape,
+    a looping continue token): reported like a failed request, so an optional kind degrades to "not verified"."""
+
+    def __init__(self, path: str, message: str, status: int = 200) -> None:
+        super().__init__(status, "InvalidResponse", message, path)
+
+
 def describe_status(e: ApiStatusError) -> str:
     """The short cause for an error line: `forbidden: user "x" needs RBAC list on nodes at the cluster scope`, `not served by this
     API server`, ..."""
+    if isinstance(e, ApiBodyError):
+        return f"malformed answer: {e.message}"
     if e.status == 403:
         m = _FORBIDDEN_USER_RE.search(e.message)
         who = f'user "{m.group(1)}"' if m else "this context's user"
@@ -107,18 +130,53 @@ class ApiReader:
             auth_settings=["BearerToken"],
         )
         self.requests += 1
+        # --request-timeout is a deadline for the whole request: urllib3's timeout is per socket operation,
+        # so a server trickling a byte a second would keep the run alive forever. A timer shuts the socket
+        # at the deadline, and the body is read in pieces, checked against it.
+        deadline = time.monotonic() + self.timeout if self.timeout > 0 else float("inf")  # 0: none
+        timer: threading.Timer | None = None
         try:
             resp: Any = self.api.call_api(method, url, header_params=headers, _request_timeout=self.timeout)
-            data: bytes = resp.read()
+            raw = resp.response
+            if self.timeout > 0:
+                timer = threading.Timer(max(deadline - time.monotonic(), 0.0), raw.shutdown)
+                timer.daemon = True
+                timer.start()
+            data = self._body(raw, path, deadline)
         except urllib3.exceptions.HTTPError as e:
+            if time.monotonic() >= deadline:
+                raise ClusterError(self._timeout_message(path)) from None
             raise ClusterError(self._describe_transport_error(e, path)) from None
         except OSError as e:
+            if time.monotonic() >= deadline:
+                raise ClusterError(self._timeout_message(path)) from None
             raise ClusterError(
                 f"cannot reach the API server {self.target.server} (context {self.target.context}): {e}"
             ) from None
+        finally:
+            if timer is not None:
+                timer.cancel()
         if not 200 <= resp.status < 300:
             raise self._status_error(resp.status, data, path, verb)
         return data
+
+    def _body(self, raw: Any, path: str, deadline: float) -> bytes:
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            chunk = raw.read1(1 << 16)
+            if not chunk:
+                return b"".join(parts)
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise ClusterError(f"GET {path}: the answer is larger than {MAX_BODY_BYTES >> 20} MiB")
+            parts.append(chunk)
+            if time.monotonic() >= deadline:
+                raise ClusterError(self._timeout_message(path))
+
+    def _timeout_message(self, path: str) -> str:
+        where = f"the API server {self.target.server} (context {self.target.context})"
+        return f"{where} did not answer GET {path} within {self.timeout:g}s (--request-timeout)"
 
     def _describe_transport_error(self, e: Exception, path: str) -> str:
         import urllib3
@@ -130,7 +188,7 @@ class ApiReader:
             cause = str(reason).rsplit("] ", 1)[-1].rstrip("')\"") if "]" in str(reason) else str(reason)
             return f"cannot reach {where}: {cause.lower()}"
         if isinstance(reason, urllib3.exceptions.TimeoutError | TimeoutError):
-            return f"{where} did not answer GET {path} within {self.timeout:g}s (--request-timeout)"
+            return self._timeout_message(path)
         text = str(reason)
         if "refused" in text.lower():
             return f"cannot reach {where}: connection refused"
@@ -159,15 +217,25 @@ class ApiReader:
             verb,
         )
 
-    def get_json(self, path: str, query: list[tuple[str, str]] | None = None) -> Obj:
+    def _json(self, path: str, query: list[tuple[str, str]], verb: str = "get") -> Obj:
+        """The answer as a JSON object, or ApiBodyError (truncated, not JSON, not an object)."""
         import orjson
 
-        doc = orjson.loads(self._raw(path, query or []))
+        data = self._raw(path, query, verb)
+        try:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError as e:
+            head = data[:40].decode("utf-8", "replace").strip()
+            what = "an HTML page" if head.lower().startswith(("<!doctype", "<html")) else "not valid JSON"
+            raise ApiBodyError(
+                path, f"GET {path}: {what} ({len(data)} bytes; {str(e).split(':')[0]})"
+            ) from None
         if not isinstance(doc, dict):
-            raise ClusterError(
-                f"GET {path}: the API server answered with a {type(doc).__name__}, not an object"
-            )
+            raise ApiBodyError(path, f"GET {path}: a JSON {type(doc).__name__}, not an object")
         return doc
+
+    def get_json(self, path: str, query: list[tuple[str, str]] | None = None) -> Obj:
+        return self._json(path, query or [])
 
     def get(self, spec: KindSpec, name: str, namespace: str | None = None) -> Obj:
         obj = self.get_json(spec.path(namespace, name))
@@ -186,9 +254,8 @@ class ApiReader:
         limit: int | None = None,
     ) -> list[Obj]:
         """Every item of a paginated list (limit + continue); a 410 Expired continue restarts it once.
-        `limit` defaults to the reader's chunk size; 0 asks for the whole list at once."""
-        import orjson
-
+        `limit` defaults to the reader's chunk size; 0 asks for the whole list at once. A token seen before,
+        or more than MAX_PAGES pages, is a paging loop (ApiBodyError)."""
         page = self.chunk_size if limit is None else limit
 
         path = spec.path(namespace)
@@ -196,6 +263,8 @@ class ApiReader:
         while True:
             items: list[Obj] = []
             token = ""
+            seen: set[str] = set()
+            pages = 0
             try:
                 while True:
                     query = [("limit", str(page))] if page > 0 else []
@@ -205,14 +274,34 @@ class ApiReader:
                         query.append(("fieldSelector", field_selector))
                     if token:
                         query.append(("continue", token))
-                    doc = orjson.loads(self._raw(path, query, "list"))
-                    for it in doc.get("items") or ():
+                    doc = self._json(path, query, "list")
+                    got = doc.get("items")
+                    if got is not None and not isinstance(got, list):
+                        raise ApiBodyError(path, f"LIST {path}: items is a {type(got).__name__}, not a list")
+                    for it in got or ():
+                        if not isinstance(it, dict):
+                            raise ApiBodyError(
+                                path, f"LIST {path}: an item is a {type(it).__name__}, not an object"
+                            )
                         # List items carry no kind/apiVersion on the wire.
                         obj = {"apiVersion": spec.group_version, "kind": spec.kind, **it}
                         items.append(transform(obj) if transform else obj)
-                    token = str((doc.get("metadata") or {}).get("continue") or "")
-                    if not token:
+                    meta = doc.get("metadata")
+                    raw_token = meta.get("continue") if isinstance(meta, dict) else None
+                    if not raw_token:
                         return items
+                    if not isinstance(raw_token, str):
+                        raise ApiBodyError(path, f"LIST {path}: the continue token is not a string")
+                    token = raw_token
+                    pages += 1
+                    if token in seen or pages >= MAX_PAGES:
+                        why = (
+                            "repeated a continue token"
+                            if token in seen
+                            else f"sent more than {MAX_PAGES} pages"
+                        )
+                        raise ApiBodyError(path, f"LIST {path}: the server {why} (a paging loop)")
+                    seen.add(token)
             except ApiStatusError as e:
                 if e.status == 410 and not restarted:
                     restarted = True  # the snapshot behind the continue token was compacted

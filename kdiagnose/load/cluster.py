@@ -222,7 +222,15 @@ def _connect(reader: ApiReader, k8s_version: str | None) -> tuple[str, Dialect, 
             raise ClusterError(
                 f"the API server {reader.target.server} rejected the credentials of context {reader.target.context} (401 Unauthorized)"
             ) from None
-        server_version = ""  # /version is readable by everyone on a real cluster, but not required
+        # /version is readable by everyone on a real cluster, but not required: say that the release was
+        # not read, and what is replayed instead.
+        dialect, warnings = choose_dialect("", k8s_version)
+        if not k8s_version:
+            warnings = [
+                f"GET /version failed ({describe_status(e)}): the server's release is unknown; replaying as "
+                f"{dialect.name} (use --k8s-version)"
+            ]
+        return "", dialect, warnings
     dialect, warnings = choose_dialect(server_version, k8s_version)
     return server_version, dialect, warnings
 

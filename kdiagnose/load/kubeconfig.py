@@ -70,8 +70,77 @@ def _merged_config(paths: list[str]) -> Any:
     return merger.config
 
 
-def resolve_target(kubeconfig: str | None = None, context: str | None = None) -> ClusterTarget:
-    """Build a client Configuration the way kubectl picks one, naming the context and default namespace."""
+def _run_exec_plugin(provider: Any, timeout: float) -> dict[str, Any]:
+    """Run an exec credential plugin (client.authentication.k8s.io ExecCredential) within `timeout`: the
+    client library would wait forever for a hung plugin, and on any failure only log it and send requests
+    without credentials. Every failure here is one ClusterError line, before the first request."""
+    import json
+    import subprocess
+
+    command = str(provider.args[0])
+    info = {"apiVersion": provider.api_version, "kind": "ExecCredential", "spec": {"interactive": False}}
+    if getattr(provider, "cluster", None) is not None:
+        info["spec"]["cluster"] = provider.cluster.value
+    env = {**provider.env, "KUBERNETES_EXEC_INFO": json.dumps(info)}
+    what = f"exec credential plugin {command!r}"
+    try:
+        proc = subprocess.run(
+            [str(a) for a in provider.args],
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            cwd=provider.cwd,
+            env=env,
+            timeout=timeout if timeout > 0 else None,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise ClusterError(f"{what}: command not found") from None
+    except PermissionError:
+        raise ClusterError(f"{what}: not executable") from None
+    except subprocess.TimeoutExpired:
+        raise ClusterError(f"{what} did not finish within {timeout:g}s (--request-timeout)") from None
+    if proc.returncode != 0:
+        err = (proc.stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1][:200]
+        raise ClusterError(f"{what} exited with code {proc.returncode}" + (f": {err}" if err else ""))
+    try:
+        doc = json.loads(proc.stdout)
+    except ValueError:
+        raise ClusterError(f"{what} printed no ExecCredential (its output is not JSON)") from None
+    status = doc.get("status") if isinstance(doc, dict) else None
+    if not isinstance(status, dict):
+        raise ClusterError(f"{what} printed an ExecCredential without a status")
+    if not (isinstance(status.get("token"), str) and status["token"]) and not (
+        status.get("clientCertificateData") and status.get("clientKeyData")
+    ):
+        raise ClusterError(f"{what} returned no credential (no token, no client certificate and key)")
+    return status
+
+
+def _exec_checked_loader(base: Any, timeout: float) -> Any:
+    """KubeConfigLoader whose exec plugin runs under our timeout and fails loudly."""
+
+    class Loader(base):  # type: ignore[misc,valid-type]
+        def _load_from_exec_plugin(self) -> Any:
+            if "exec" not in self._user:
+                return None
+            from kubernetes.config import exec_provider
+
+            make: Any = exec_provider.ExecProvider
+            provider = make(self._user["exec"], self._get_base_path(self._cluster.path), self._cluster)
+            status = _run_exec_plugin(provider, timeout)
+            if status.get("token"):
+                self.token = f"Bearer {status['token']}"
+                return True
+            return super()._load_from_exec_plugin()  # a client certificate: the library writes the files
+
+    return Loader
+
+
+def resolve_target(
+    kubeconfig: str | None = None, context: str | None = None, *, exec_timeout: float = 30.0
+) -> ClusterTarget:
+    """Build a client Configuration the way kubectl picks one, naming the context and default namespace.
+    An exec credential plugin must produce a credential within `exec_timeout` seconds."""
     from kubernetes.client import Configuration
     from kubernetes.config.config_exception import ConfigException
 
@@ -93,7 +162,7 @@ def resolve_target(kubeconfig: str | None = None, context: str | None = None) ->
         raise ClusterError(f"no kubeconfig: {where}, and not running inside a cluster (use --kubeconfig)")
     from kubernetes.config import kube_config
 
-    loader_cls: Any = kube_config.KubeConfigLoader
+    loader_cls: Any = _exec_checked_loader(kube_config.KubeConfigLoader, exec_timeout)
     try:
         merged = _merged_config(paths)
         if not context and not merged.value.get("current-context"):

@@ -259,8 +259,14 @@ def decode_config(doc: Any) -> dict[str, Any]:
     out: dict[str, Any] = d.decode(CONFIG_SCHEMA, doc, "")
     unknown = [f'unknown field "{p}"' for p in d.unknown]
     # KubeSchedulerConfiguration.DecodeNestedObjects: args of in-tree plugins, strictly.
-    for i, prof in enumerate(out.get("profiles") or []):
-        for j, pc in enumerate((prof or {}).get("pluginConfig") or []):
+    profiles = out.get("profiles") or []
+    for i, prof in enumerate(profiles):
+        if prof is None:
+            profiles[i] = prof = {}  # a null list element decodes to the zero value, as in Go
+        configs = prof.get("pluginConfig") or []
+        for j, pc in enumerate(configs):
+            if pc is None:
+                configs[j] = pc = {}
             name = pc.get("name") or ""
             if name not in ARGS_SCHEMAS:
                 continue
