@@ -60,7 +60,12 @@ def guarded(fn: F) -> F:
             if e.hint:
                 print(f"kdiagnose: hint: {e.hint}", file=sys.stderr)
             raise typer.Exit(int(e.exit_code)) from None
-        except (KeyboardInterrupt, BrokenPipeError):
+        except BrokenPipeError:
+            # stdout was closed while the report was being written (`| head`): the report is incomplete.
+            _flush_stdout()
+            print("kdiagnose: error: stdout was closed before the report was written", file=sys.stderr)
+            raise typer.Exit(int(ExitCode.ERROR)) from None
+        except KeyboardInterrupt:
             raise typer.Exit(int(ExitCode.ERROR)) from None
         except Exception as e:
             if _debug_requested(kwargs):
@@ -156,7 +161,20 @@ def main(argv: list[str] | None = None) -> None:
     except ClickException as e:
         print(f"kdiagnose: error: {' '.join(e.format_message().split())}", file=sys.stderr)
         sys.exit(e.exit_code)
+    _flush_stdout()
     sys.exit(rc if isinstance(rc, int) else 0)
+
+
+def _flush_stdout() -> None:
+    """`kdiagnose FILE | head -1`: the reader may close the pipe before Python flushes at exit, which would
+    turn the verdict's exit code into 120 with a stray "Exception ignored" line. Flush now and, if the pipe
+    is gone, point stdout at /dev/null so the exit code keeps its meaning."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -293,6 +293,16 @@ _CONTAINER_SECRETS = (
 )
 
 
+# Secret-bearing fields no scheduler plugin reads, under these keys wherever they appear: CSI volume
+# attributes (pod and PV `csi`), FlexVolume options, DRA opaque driver parameters (DeviceClass and
+# ResourceClaim `config[].opaque`). The driver name and volume handle stay: plugins read them.
+_SECRET_SUBFIELDS = {
+    "csi": frozenset({"volumeAttributes"}),
+    "flexVolume": frozenset({"options"}),
+    "opaque": frozenset({"parameters"}),
+}
+
+
 def _strip(value: Any) -> Any:
     if isinstance(value, list):
         return [_strip(v) for v in value]
@@ -301,6 +311,9 @@ def _strip(value: Any) -> Any:
     out: Obj = {}
     for k, v in value.items():
         if k == "managedFields":
+            continue
+        if k in _SECRET_SUBFIELDS and isinstance(v, dict):
+            out[k] = {sk: _strip(sv) for sk, sv in v.items() if sk not in _SECRET_SUBFIELDS[k]}
             continue
         if k in ("containers", "initContainers", "ephemeralContainers") and isinstance(v, list):
             out[k] = [
@@ -333,6 +346,12 @@ def export_objects(fetched: Fetched, full: bool) -> list[Obj]:
         if o.get("kind") in ("ConfigMap", "Secret"):
             for k in ("data", "binaryData", "stringData"):
                 o.pop(k, None)
+        if o.get("kind") == "StorageClass":
+            o.pop("parameters", None)  # provisioner parameters (may hold secrets); no plugin reads them
+        if o.get("kind") == "ResourceClaim" and isinstance(o.get("status"), dict):
+            for dev in o["status"].get("devices") or []:
+                if isinstance(dev, dict):
+                    dev.pop("data", None)  # driver-written device data
         out.append(o)
     present = {o.get("kind") for o in fetched.objects}
     for kind in sorted(fetched.listed_kinds - present):
@@ -351,7 +370,7 @@ def save_snapshot(path: str, fetched: Fetched, dialect: Dialect, full: bool) -> 
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(fetched.fetched_at or time.time()))
     header = [
         f"# kdiagnose snapshot of context {t.context} ({t.server}), {fetched.server_version or 'unknown version'}, {stamp}",
-        f"# {'full objects' if full else 'stripped of env, args, command, probes, most annotations, managedFields (--full keeps them)'}",
+        f"# {'full objects' if full else 'stripped of env, args, command, probes, most annotations, managedFields, CSI volume attributes, FlexVolume options, StorageClass and DRA opaque parameters (--full keeps them)'}",
         f"# replay offline: kdiagnose {Path(path).name} --k8s-version {dialect.name}",
     ]
     if fetched.missing:

@@ -14,9 +14,22 @@ from typing import Any
 
 from kdiagnose.errors import ClusterError
 
-__all__ = ["ClusterTarget", "kubeconfig_paths", "resolve_target"]
+__all__ = ["ClusterTarget", "kubeconfig_paths", "redact_url", "resolve_target"]
 
 _SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+
+
+def redact_url(url: str) -> str:
+    """`https://user:password@host` -> `https://***@host`: the server as reports and errors show it."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.rsplit("@", 1)[-1] if "@" in url else url
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
 
 
 @dataclass(slots=True)
@@ -25,7 +38,7 @@ class ClusterTarget:
 
     context: str
     namespace: str
-    server: str
+    server: str  # for display: userinfo (user:password@) redacted; the configuration keeps the real URL
     configuration: Any  # kubernetes.client.Configuration
     source: str = ""  # the kubeconfig file(s), or "in-cluster"
 
@@ -157,7 +170,7 @@ def resolve_target(
                 raise ClusterError(f"in-cluster config: {e}") from None
             ns_file = _SA_DIR / "namespace"
             ns = ns_file.read_text().strip() if ns_file.exists() else "default"
-            return ClusterTarget("in-cluster", ns or "default", str(cfg.host), cfg, "in-cluster")
+            return ClusterTarget("in-cluster", ns or "default", redact_url(str(cfg.host)), cfg, "in-cluster")
         where = "KUBECONFIG lists no existing file" if os.environ.get("KUBECONFIG") else "no ~/.kube/config"
         raise ClusterError(f"no kubeconfig: {where}, and not running inside a cluster (use --kubeconfig)")
     from kubernetes.config import kube_config
@@ -179,4 +192,4 @@ def resolve_target(
         raise ClusterError(f"kubeconfig {':'.join(paths)}: {e}") from None
     name = str(ctx.get("name") or context or "")
     ns = str((ctx.get("context") or {}).get("namespace") or "default")
-    return ClusterTarget(name, ns, str(cfg.host), cfg, ":".join(paths))
+    return ClusterTarget(name, ns, redact_url(str(cfg.host)), cfg, ":".join(paths))
