@@ -216,10 +216,10 @@ def test_fuzz_quantities() -> None:
     @FUZZ
     @given(texts | st.text(max_size=30) | SCALARS)
     def run(raw: Any) -> None:
-        start = time.monotonic()
+        start = time.process_time()
         with contextlib.suppress(QuantityError):
             parse_quantity(raw)
-        assert time.monotonic() - start < 2, raw
+        assert time.process_time() - start < 2, raw
 
     campaign(run)
 
@@ -360,13 +360,13 @@ def test_fuzz_cel() -> None:
     @FUZZ
     @given(CEL, ATTRS)
     def run(expression: str, attrs: dict[str, Any]) -> None:
-        start = time.monotonic()
+        start = time.process_time()  # CPU time: a campaign on a shared machine may wait for the CPU
         try:
             program = compile_expression(expression)
             program.evaluate(device_env("gpu.example.com", attrs, {"memory": _q("80Gi")}))
         except (CelCompileError, CelRuntimeError, CelUnsupported):
             pass
-        assert time.monotonic() - start < 5, expression
+        assert time.process_time() - start < 5, expression
 
     campaign(run)
 

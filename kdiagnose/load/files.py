@@ -72,7 +72,7 @@ def _flatten(doc: Obj, source: str, result: LoadResult, i: int, line: int, depth
         value = doc.get(key)
         if value is not None and not isinstance(value, str):
             raise InputError(f"{where(source, i, line)}: {key} is a {type(value).__name__}, not a string")
-    if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
+    if isinstance(kind, str) and kind.endswith("List") and "items" in doc and depth < 8:
         items = doc.get("items")
         if items is not None and not isinstance(items, list):
             raise InputError(
@@ -91,13 +91,13 @@ def _flatten(doc: Obj, source: str, result: LoadResult, i: int, line: int, depth
                 # In place: a copy per item costs seconds on a 150,000-pod PodList.
                 item["kind"] = item_kind
                 item.setdefault("apiVersion", api_version)
+            k, av = item.get("kind"), item.get("apiVersion")
             if (
-                depth < 8
-                and isinstance(item.get("kind"), str)
-                and item["kind"].endswith("List")
-                and "items" in item
+                type(k) is not str
+                or (av is not None and type(av) is not str)
+                or (k.endswith("List") and "items" in item)
             ):
-                yield from _flatten(item, source, result, i, line, depth + 1)
+                yield from _flatten(item, source, result, i, line, depth + 1)  # checks types, nested Lists
             else:
                 yield RawObject(item, source, i, line)
         return
