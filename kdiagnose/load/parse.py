@@ -249,6 +249,8 @@ def _decode_yaml_rs(text: str, at: Callable[[int], str]) -> list[Any]:
         raise InputError(f"{at(int(m.group(1)) if m else 0)}: invalid YAML: {reason}") from None
     except (ValueError, RecursionError, OverflowError) as e:  # alias-expansion limits, 4,300-digit integers
         raise InputError(f"{at(0)}: invalid YAML: {value_error_text(e)}") from None
+    except TypeError:  # `? {a: 1}` / `? [a]`: a mapping or list as a key, which a Python dict cannot hold
+        raise LimitError(f"{at(0)}: a mapping or list as a mapping key (keys must be strings)") from None
     if isinstance(res, list) and _DOC_END_OR_DIRECTIVE.search(text) and len(_doc_starts(text)) > 1:
         return res  # several documents in one chunk (after `...` or directives)
     return [res]
