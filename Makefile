@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit golden bench e2e e2e-build clean
+.PHONY: demo test lint typecheck unit golden bench e2e e2e-build clean conformance conformance-sample goldens harness fuzz-parity
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -58,3 +58,40 @@ e2e: $(STAMP) $(E2E_BINS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+
+# --- The real kube-scheduler as the test oracle (conformance/README.md). Needs Go and the module proxy;
+# the first build of a release takes minutes. Not part of `make test`.
+# Every corpus and the exact release that recorded it (DIR:VERSION). A new release is one more entry
+# (sh conformance/mkmod.sh vX.Y.Z, then `make goldens K8S=vX.Y.Z DIR=fixtures/golden-vXY`).
+CONFORMANCE_CORPORA ?= fixtures/golden:v1.34.1 fixtures/golden-config:v1.34.1 fixtures/golden-v135:v1.35.4 fixtures/golden-v137:v1.37.2
+PYTHON3 ?= python3
+HARNESS_OUT ?= conformance/out
+K8S ?= v1.34.1
+DIR ?=
+
+conformance/bin/harness-%: conformance/mod/%.mod conformance/mod/%.sum conformance/*.go
+	mkdir -p conformance/bin && cd conformance && $(GO) build -modfile=mod/$*.mod -tags "$$(sh tags.sh $*)" -o bin/harness-$* .
+
+harness: conformance/bin/harness-$(K8S)
+
+# Regenerate one corpus with one release: make goldens K8S=v1.37.2 DIR=fixtures/golden-v137
+goldens: conformance/bin/harness-$(K8S)
+	@test -n "$(DIR)" || { echo "usage: make goldens K8S=vX.Y.Z DIR=fixtures/golden-vXY" >&2; exit 2; }
+	sh conformance/run-corpus.sh $(DIR) $(K8S) $(DIR)
+
+# Every recorded corpus re-run with the release that recorded it, compared field by field.
+conformance:
+	@set -e; for entry in $(CONFORMANCE_CORPORA); do \
+	  dir=$${entry%%:*}; v=$${entry##*:}; out=$(HARNESS_OUT)/$$v/$$dir; \
+	  $(MAKE) --no-print-directory conformance/bin/harness-$$v; \
+	  echo "== $$dir with kube-scheduler $$v"; rm -rf $$out; \
+	  sh conformance/run-corpus.sh $$dir $$v $$out; \
+	  $(PYTHON3) conformance/compare.py $$dir $$out; \
+	done
+
+# One release, a sample of cases (CI).
+SAMPLE_CASES ?= seed-hello-web,preemption-daemonset-node-critical,volumes-wffc-local-pv,dra-allocation-mode-all,nodeaffinity-matchfields-node-name,gates-scheduling-gates,edge-zero-nodes,random/rand-1-0008
+conformance-sample: conformance/bin/harness-v1.34.1
+	rm -rf $(HARNESS_OUT)/sample
+	ONLY=$(SAMPLE_CASES) sh conformance/run-corpus.sh fixtures/golden v1.34.1 $(HARNESS_OUT)/sample
+	$(PYTHON3) conformance/compare.py fixtures/golden $(HARNESS_OUT)/sample --cases=$(SAMPLE_CASES)

@@ -1,0 +1,82 @@
+//go:build !k8s_pre134
+
+package main
+
+// The resourceclaim controller's part (pkg/controller/resourceclaim): a ResourceClaim per pod claim that
+// names a ResourceClaimTemplate, owned by the pod, and the pod's status.resourceClaimStatuses entry.
+
+import (
+	"crypto/sha1"
+
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+
+	_ "k8s.io/kubernetes/pkg/apis/resource/install"
+)
+
+const podResourceClaimAnnotation = "resource.kubernetes.io/pod-claim-name"
+
+func (sc *scenario) createClaimsFromTemplates(pod *v1.Pod, nextRV func() string) {
+	templates := map[string]*resourceapi.ResourceClaimTemplate{}
+	for _, obj := range sc.objects {
+		if t, ok := obj.(*resourceapi.ResourceClaimTemplate); ok && t.Namespace == pod.Namespace {
+			templates[t.Name] = t
+		}
+	}
+	have := map[string]bool{}
+	for _, st := range pod.Status.ResourceClaimStatuses {
+		have[st.Name] = true
+	}
+	for _, pc := range pod.Spec.ResourceClaims {
+		if pc.ResourceClaimTemplateName == nil || have[pc.Name] {
+			continue
+		}
+		template := templates[*pc.ResourceClaimTemplateName]
+		if template == nil {
+			continue // the controller cannot create it; the scheduler reports the missing claim
+		}
+		isTrue := true
+		annotations := map[string]string{}
+		for k, v := range template.Spec.ObjectMeta.Annotations {
+			annotations[k] = v
+		}
+		annotations[podResourceClaimAnnotation] = pc.Name
+		generateName := pod.Name + "-" + pc.Name + "-"
+		if maxBaseLen := 57; len(generateName) > maxBaseLen {
+			generateName = pod.Name[0:len(pod.Name)*maxBaseLen/len(generateName)] + "-" +
+				pc.Name[0:len(pc.Name)*maxBaseLen/len(generateName)]
+		}
+		// The API server appends 5 random characters; a hash of the pod keeps runs identical.
+		h := sha1.Sum([]byte(string(pod.UID) + "/" + pc.Name))
+		const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+		suffix := make([]byte, 5)
+		for i := range suffix {
+			suffix[i] = alphabet[int(h[i])%len(alphabet)]
+		}
+		claim := &resourceapi.ResourceClaim{
+			TypeMeta: metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceClaim"},
+			ObjectMeta: metav1.ObjectMeta{
+				Name:              generateName + string(suffix),
+				Namespace:         pod.Namespace,
+				UID:               deterministicUID("ResourceClaim", pod.Namespace, generateName+string(suffix)),
+				ResourceVersion:   nextRV(),
+				CreationTimestamp: pod.CreationTimestamp,
+				OwnerReferences: []metav1.OwnerReference{{
+					APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID,
+					Controller: &isTrue, BlockOwnerDeletion: &isTrue,
+				}},
+				Annotations: annotations,
+				Labels:      template.Spec.ObjectMeta.Labels,
+			},
+			Spec: *template.Spec.Spec.DeepCopy(),
+		}
+		legacyscheme.Scheme.Default(claim)
+		sc.claimsOf[pod.UID] = append(sc.claimsOf[pod.UID], runtime.Object(claim))
+		name := claim.Name
+		pod.Status.ResourceClaimStatuses = append(pod.Status.ResourceClaimStatuses,
+			v1.PodResourceClaimStatus{Name: pc.Name, ResourceClaimName: &name})
+	}
+}

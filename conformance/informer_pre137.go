@@ -1,0 +1,13 @@
+//go:build k8s_pre137
+
+package main
+
+import (
+	"k8s.io/client-go/informers"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/kubernetes/pkg/scheduler"
+)
+
+func newInformerFactory(cs clientset.Interface) informers.SharedInformerFactory {
+	return scheduler.NewInformerFactory(cs, 0)
+}
