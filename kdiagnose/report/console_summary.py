@@ -160,9 +160,10 @@ def cause_and_fix(pr: PodReport) -> tuple[str, str, str]:
         cause += f"; {preempt}"
     if fixes:
         more = len(fixes) - 1
+        # Only when nothing safe exists is a risky change the headline fix, and then it says so.
         return (
             cause,
-            "Fix",
+            "Risky fix" if fixes[0].safety == "risky" else "Fix",
             _short_fix(fixes[0])
             + (f" (or {more} other fix{'es' if more > 1 else ''} below)" if more else ""),
         )

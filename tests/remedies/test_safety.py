@@ -133,3 +133,20 @@ def test_a_terminating_pod_holding_a_host_port_is_force_deleted() -> None:
     assert port.unblocks == ["worker-2"]
     assert port.summary.endswith("force-delete the stuck Terminating pod")
     assert port.commands == ["kubectl delete pod/edge-proxy-old -n ingress --grace-period=0 --force"]
+
+
+def test_a_risky_fix_is_the_headline_only_when_nothing_safe_exists_and_says_so() -> None:
+    from kdiagnose.load.files import load_paths
+    from kdiagnose.load.snapshot import build_snapshot
+    from kdiagnose.report.console_summary import glance
+    from kdiagnose.results import PodReport
+    from kdiagnose.scheduler.engine import Scheduler
+    from kdiagnose.versions import dialect_for
+
+    remedies, _ = remedies_for(POOL, API)
+    loaded = load_paths([str(FIXTURES / POOL)])
+    snap = build_snapshot(loaded.objects, dialect_for(None), list_kinds=loaded.list_kinds)
+    d = Scheduler(snap).diagnose(next(p for p in snap.pending if p.key == API))
+    assert "; fix: scale node pool general by 1" in glance(PodReport(diagnosis=d, remedies=remedies))
+    risky_only = [r for r in remedies if r.safety == "risky"]
+    assert "; risky fix: replace nodeSelector" in glance(PodReport(diagnosis=d, remedies=risky_only))
