@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import typer
 
 from kdiagnose import __version__
-from kdiagnose.errors import KdiagnoseError
+from kdiagnose.errors import KdiagnoseError, UsageError
 from kdiagnose.exitcodes import ExitCode
 
 __all__ = ["app", "main"]
@@ -27,7 +27,7 @@ app = typer.Typer(
     name="kdiagnose",
     help="Why is my pod Pending? Replays kube-scheduler's filters and scores against a dump or a live cluster.\n\n"
     "kdiagnose FILE... is short for kdiagnose diagnose FILE...",
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, powershell)
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
@@ -123,18 +123,41 @@ def _register_plugged() -> None:
 _register_plugged()
 
 _SUBCOMMANDS = {name for name, _, _ in _PLUGGED}
-_ROOT_OPTIONS = {"--help", "-h", "--version"}
+_ROOT_OPTIONS = {"--help", "-h", "--version", "--install-completion", "--show-completion"}
+
+
+def _prog() -> str:
+    """`kubectl kdiagnose` when run as the kubectl plugin (kubectl runs `kubectl-kdiagnose`), else `kdiagnose`."""
+    return (
+        "kubectl kdiagnose" if os.path.basename(sys.argv[0]).startswith("kubectl-kdiagnose") else "kdiagnose"
+    )
 
 
 def dispatch_args(argv: list[str]) -> list[str]:
-    """`kdiagnose dump.yaml ...` (and `kdiagnose -o json dump.yaml`) mean `kdiagnose diagnose ...`."""
+    """`kdiagnose dump.yaml ...` (and `kdiagnose -o json dump.yaml`) mean `kdiagnose diagnose ...`.
+
+    Two kubectl habits are usage errors that name the right command instead of "no such file": options
+    before the command (`kdiagnose -n payments pod X`) and a mistyped command (`kdiagnose pdo X`)."""
     if not argv:
         return argv
     first = argv[0]
-    if first in _SUBCOMMANDS or first in _ROOT_OPTIONS:
+    if first in _SUBCOMMANDS or first.split("=", 1)[0] in _ROOT_OPTIONS:
         return argv
     if first == "--debug" and len(argv) > 1 and argv[1] in _SUBCOMMANDS:
         return argv
+    if first.startswith("-"):
+        later = next((a for a in argv[1:] if a in _SUBCOMMANDS and a != "diagnose"), None)
+        if later is not None and not any(os.path.exists(a) for a in argv if a != later):
+            i = argv.index(later)
+            fixed = " ".join([later, *argv[:i], *argv[i + 1 :]])
+            raise UsageError(f"options go after the command: {_prog()} {fixed}")
+    elif not os.path.exists(first) and first != "-" and "/" not in first and "." not in first:
+        import difflib
+
+        close = difflib.get_close_matches(first, sorted(_SUBCOMMANDS), n=1, cutoff=0.5)
+        if close:
+            rest = " ".join([close[0], *argv[1:]])
+            raise UsageError(f"unknown command {first!r}: did you mean {_prog()} {rest}?")
     return ["diagnose", *argv]
 
 
@@ -147,9 +170,13 @@ def main(argv: list[str] | None = None) -> None:
     from typer._click.exceptions import ClickException, NoArgsIsHelpError
     from typer._click.exceptions import UsageError as ClickUsageError
 
-    args = dispatch_args(list(sys.argv[1:] if argv is None else argv))
     try:
-        rc = app(args=args, prog_name="kdiagnose", standalone_mode=False)
+        args = dispatch_args(list(sys.argv[1:] if argv is None else argv))
+    except UsageError as e:
+        print(f"kdiagnose: error: {e}", file=sys.stderr)
+        sys.exit(int(ExitCode.USAGE))
+    try:
+        rc = app(args=args, prog_name=_prog(), standalone_mode=False)
     except NoArgsIsHelpError as e:
         e.show()  # `kdiagnose check` alone prints its help, as before
         sys.exit(e.exit_code)
@@ -175,6 +202,11 @@ def _flush_stdout() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
+
+
+def kubectl_main() -> None:
+    """The `kubectl-kdiagnose` entry point: `kubectl kdiagnose pod X` (kubectl finds plugins on PATH)."""
+    main()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -207,6 +207,14 @@ def check_command(
     else:
         # Without --k8s-version the release is inferred from the snapshot's kubelets (versions.py).
         snap, _ = load_snapshot(snapshot_paths, explicit)
+    if not snap.node_infos:
+        # Nothing to place onto is no pass: the gate was fed the wrong snapshot (or an empty cluster).
+        from kdiagnose.errors import InputError
+
+        raise InputError(
+            f"{', '.join(snapshot_paths)}: the snapshot has no Node objects: nothing to place the workloads on "
+            "(dump the nodes too: kubectl get nodes -o yaml)"
+        )
     dialect = snap.dialect
     profiles = None
     sched_path = scheduler_config or cfg.scheduler_config

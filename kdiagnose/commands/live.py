@@ -602,13 +602,22 @@ def _with_shared_options(fn: _Command) -> _Command:
 
 @_with_shared_options
 def pod_command(
-    name: Annotated[str, typer.Argument(help="The pod's name.")],
+    name: Annotated[str, typer.Argument(help="The pod: NAME, pod/NAME or NAMESPACE/NAME.")],
     namespace: NamespaceOpt = None,
     **shared: Any,
 ) -> None:
     """Explain why a pod of the current cluster is Pending (read-only)."""
-    if "/" in name and namespace is None:
-        namespace, _, name = name.partition("/")
+    # kubectl's forms: pod/NAME (pods/NAME, po/NAME), and NAMESPACE/NAME as kdiagnose's --pod takes it.
+    kind, sep, rest = name.partition("/")
+    if sep and kind in ("pod", "pods", "po") and rest:
+        name = rest
+    if "/" in name:
+        ns, _, name = name.partition("/")
+        if not ns or not name or "/" in name:
+            raise UsageError(f"invalid pod {ns}/{name}: expected NAME, pod/NAME or NAMESPACE/NAME")
+        if namespace is not None and namespace != ns:
+            raise UsageError(f"pod {ns}/{name} is in namespace {ns}, not -n {namespace}")
+        namespace = ns
     _main(LiveOptions(name=name, namespace=namespace, **shared))
 
 

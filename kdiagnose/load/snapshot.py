@@ -194,6 +194,8 @@ def partial_dump_warnings(snap: Snapshot) -> list[str]:
         )
     if snap.pods and not snap.node_infos:
         out.append("the input has pods but no nodes: nothing to schedule onto")
+    elif not snap.node_infos:
+        out.append("the input has no Node objects: nothing to schedule onto (kubectl get nodes -o yaml)")
     missing = sorted(
         {p.node_name for p in snap.pods if p.node_name and p.node_name not in snap.node_info_by_name}
     )
