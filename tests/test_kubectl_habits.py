@@ -40,19 +40,26 @@ def _main(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str
 # ---------------------------------------------------------------------------------------------- completion
 
 
+def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    """The console script as a user's shell runs it (a fresh process: completion reads argv and env)."""
+    code = "from kdiagnose.cli import main; main()"
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT, env=env, check=False
+    )
+
+
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
-def test_show_completion_prints_the_shells_script(shell: str, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _main(["--show-completion", shell], capsys)
-    assert code == 0
-    assert "_KDIAGNOSE_COMPLETE" in out  # the variable Click's completion protocol sets
+def test_show_completion_prints_the_shells_script(shell: str, tmp_path: Path) -> None:
+    res = _cli("--show-completion", shell, home=tmp_path / "home")
+    assert res.returncode == 0, res.stderr
+    assert "_KDIAGNOSE_COMPLETE" in res.stdout  # the variable Click's completion protocol sets
 
 
-def test_install_completion_writes_the_bash_script(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, _ = _main(["--install-completion", "bash"], capsys)
-    assert code == 0
-    assert "bash completion installed" in out
+def test_install_completion_writes_the_bash_script(tmp_path: Path) -> None:
+    res = _cli("--install-completion", "bash", home=tmp_path / "home")
+    assert res.returncode == 0, res.stderr
+    assert "bash completion installed" in res.stdout
     assert "kdiagnose" in (tmp_path / "home" / ".bashrc").read_text()
 
 
