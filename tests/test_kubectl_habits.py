@@ -44,6 +44,9 @@ def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     """The console script as a user's shell runs it (a fresh process: completion reads argv and env)."""
     code = "from kdiagnose.cli import main; main()"
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    # A user's `kdiagnose --show-completion` detects the running shell; the test names it instead
+    # (Typer's switch for that), so the result does not depend on the shell running the tests.
+    env["_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION"] = "1"
     return subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT, env=env, check=False
     )
