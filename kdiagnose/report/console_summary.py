@@ -86,8 +86,8 @@ def pod_status(pr: PodReport) -> str:
 def cause_and_fix(pr: PodReport) -> tuple[str, str, str]:
     """(cause, label, fix) in one line each: what keeps the pod Pending and the first thing to do about it.
 
-    The label is "Fix" when a change is needed ("Risky fix" when the first is risky: nothing safe was found), "Next" when the scheduler itself will act (the pod fits,
-    or preemption makes room)."""
+    The label is "Fix" when a change is needed ("Risky fix" when the first is risky: nothing safe was
+    found), "Next" when the scheduler itself will act (the pod fits, or preemption makes room)."""
     d = pr.diagnosis
     status = pod_status(pr)
     if status == "bound":
