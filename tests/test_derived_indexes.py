@@ -101,3 +101,33 @@ def test_binding_into_a_derived_snapshot_leaves_the_parent_index_alone() -> None
     pods_by_namespace(child)
     child.bind(child.pending[0], child.node_infos[0].name)
     assert _shape(pods_by_namespace(base)) == before
+
+
+ANTI_CASE = FIXTURES / "golden" / "cluster-gke-large-mixed.yaml"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [_remove_two, _relabel, _extra_node, _bind_pending],
+    ids=["pods removed", "node relabelled", "simulated node added", "pending pod bound"],
+)
+def test_derived_existing_anti_affinity_matches_equal_recomputation(
+    change: Callable[[Snapshot], Snapshot],
+) -> None:
+    from kdiagnose.scheduler.plugins.interpodaffinity import filtering
+
+    res = load_paths([str(ANTI_CASE)])
+    base = build_snapshot(res.objects, dialect_for("v1.34.1"), list_kinds=res.list_kinds)
+    total = 0
+    for pod in base.pending:
+        filtering.existing_anti_matches(base, pod, base.namespace_labels(pod.namespace))
+    derived = change(base)
+    for pod in base.pending:
+        labels = base.namespace_labels(pod.namespace)
+        got = filtering.existing_anti_matches(derived, pod, labels)
+        want = filtering.existing_anti_matches(_fresh(derived), pod, labels)
+        assert [(id(n), id(p), t.describe()) for n, p, t in got] == [
+            (id(n), id(p), t.describe()) for n, p, t in want
+        ]
+        total += len(got)
+    assert total > 0  # the case has existing pods whose anti-affinity matches pending pods

@@ -149,6 +149,56 @@ def _nodes_with_required_anti_affinity(snapshot: Snapshot) -> list[NodeInfo]:
     return nodes
 
 
+_EXISTING_ANTI_KEY = "interpodaffinity:existing-anti-affinity-matches"
+
+AntiMatch = tuple["NodeInfo", "Pod", AffinityTerm]
+
+
+def _compute_anti_matches(
+    snapshot: Snapshot, nodes: Iterable[NodeInfo], pod: Pod, ns_labels: Mapping[str, str]
+) -> list[AntiMatch]:
+    out: list[AntiMatch] = []
+    for ni in nodes:
+        for existing in ni.pods_with_required_anti_affinity:
+            for t in terms_of(snapshot, existing).required_anti_affinity:
+                if t.matches(pod, ns_labels):
+                    out.append((ni, existing, t))
+    return out
+
+
+def existing_anti_matches(snapshot: Snapshot, pod: Pod, ns_labels: Mapping[str, str]) -> list[AntiMatch]:
+    """(node, existing pod, term) for every existing pod's required anti-affinity term that matches `pod`,
+    in node order. Remembered per snapshot for the pod's namespace and labels; a derived snapshot (a
+    remedy's what-if) takes its parent's list and recomputes only the nodes it changed."""
+    key = (pod.namespace, tuple(sorted(pod.labels.items())), tuple(sorted(ns_labels.items())))
+    memo: dict[Any, list[AntiMatch]] = snapshot.cache.setdefault(_EXISTING_ANTI_KEY, {})
+    hit = memo.get(key)
+    if hit is not None:
+        return hit
+    parent = snapshot.parent
+    base = None
+    if parent is not None and snapshot.parent_generation == parent.generation:
+        base = (parent.cache.get(_EXISTING_ANTI_KEY) or {}).get(key)
+    out: list[AntiMatch] | None = None
+    if base is not None and parent is not None:
+        theirs = parent.node_info_by_name
+        changed = {ni.name for ni in snapshot.node_infos if theirs.get(ni.name) is not ni}
+        changed.update(n for n in theirs if n not in snapshot.node_info_by_name)
+        if len(changed) * 4 <= len(theirs):
+            out = [m for m in base if m[0].name not in changed]
+            fresh = [
+                ni for ni in snapshot.node_infos if ni.name in changed and ni.pods_with_required_anti_affinity
+            ]
+            if fresh:
+                out += _compute_anti_matches(snapshot, fresh, pod, ns_labels)
+                pos = {ni.name: i for i, ni in enumerate(snapshot.node_infos)}
+                out.sort(key=lambda m: pos[m[0].name])  # stable: each node keeps its pods' order
+    if out is None:
+        out = _compute_anti_matches(snapshot, _nodes_with_required_anti_affinity(snapshot), pod, ns_labels)
+    memo[key] = out
+    return out
+
+
 def _candidate_pods(snapshot: Snapshot, terms: tuple[AffinityTerm, ...]) -> Iterable[tuple[Pod, NodeInfo]]:
     """The bound pods any of `terms` could match: those of the named namespaces, or all pods when a term
     selects every namespace. Same result as scanning every node's pods, in one pass over fewer pods."""
@@ -182,11 +232,8 @@ def pre_filter(pl: InterPodAffinity, state: CycleState, pod: Pod) -> tuple[PreFi
     ns_labels = snapshot.namespace_labels(pod.namespace)
     s = PreFilterState(pod, affinity, anti, ns_labels)
 
-    for ni in _nodes_with_required_anti_affinity(snapshot):
-        for existing in ni.pods_with_required_anti_affinity:
-            for t in terms_of(snapshot, existing).required_anti_affinity:
-                if t.matches(pod, ns_labels):
-                    s.existing_anti_counts.update(ni.node, t.topology_key, 1, existing.key)
+    for ni, existing, t in existing_anti_matches(snapshot, pod, ns_labels):
+        s.existing_anti_counts.update(ni.node, t.topology_key, 1, existing.key)
 
     if affinity or anti:
         for existing, ni in _candidate_pods(snapshot, affinity + anti):
