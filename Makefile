@@ -9,9 +9,9 @@ STAMP := $(VENV)/.installed
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): $(BIN)/python pyproject.toml
+$(STAMP): $(BIN)/python pyproject.toml requirements/ci.lock
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -c requirements/ci.lock -e '.[dev]'
 	touch $(STAMP)
 
 # The demo pod is unschedulable, so kdiagnose exits 1 by design; only 2 (usage) or 3 (error) fail the target.
