@@ -196,7 +196,11 @@ class _Decoder:
             if kind == "list":
                 if not isinstance(value, list):
                     raise self._type_error(value, "[]" + _go_name(item), path)
-                return [self.decode(item, v, f"{path}[{i}]") for i, v in enumerate(value)]
+                # A null element of a list is its element's Go zero value (an empty struct, "", 0, false).
+                return [
+                    self.decode(item, v, f"{path}[{i}]") if v is not None else _zero(item)
+                    for i, v in enumerate(value)
+                ]
             if not isinstance(value, dict):
                 raise self._type_error(value, "map[string]" + _go_name(item), path)
             return {str(k): self.decode(item, v, f"{path}.{k}") for k, v in value.items()}
@@ -229,6 +233,14 @@ class _Decoder:
                 raise DecodeError(f'time: invalid duration "{value}"')
             return value
         raise AssertionError(spec)
+
+
+def _zero(spec: Spec) -> Any:
+    if isinstance(spec, dict):
+        return {}
+    if isinstance(spec, tuple):
+        return [] if spec[0] == "list" else {}
+    return {"string": "", "bool": False, "float": 0.0, "duration": "0", "raw": None}.get(spec, 0)
 
 
 def _go_name(spec: Spec) -> str:
