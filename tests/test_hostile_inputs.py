@@ -168,7 +168,8 @@ def test_an_error_inside_the_streaming_loaders_fallback(tmp_path: Path) -> None:
     items = [
         json.dumps({**pod, "metadata": {"name": f"p{i}", "namespace": "d"}}, indent=4) for i in range(70_000)
     ]
-    bad = json.dumps({**pod, "spec": {"nodeName": ["n"], "priority": 10**30}}, indent=4)
+    bad = json.dumps({**pod, "spec": {"nodeName": "n", "containers": "c", "priority": 0}}, indent=4)
+    bad = bad.replace('"priority": 0', f'"priority": {BIG}')  # the slim decoder fails, then the whole one
     body = ",\n".join("\n".join("        " + line for line in it.splitlines()) for it in [*items, bad])
     text = (
         '{\n    "apiVersion": "v1",\n    "items": [\n' + body.lstrip() + '\n    ],\n    "kind": "List"\n}\n'
