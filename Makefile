@@ -95,3 +95,15 @@ conformance-sample: conformance/bin/harness-v1.34.1
 	rm -rf $(HARNESS_OUT)/sample
 	ONLY=$(SAMPLE_CASES) sh conformance/run-corpus.sh fixtures/golden v1.34.1 $(HARNESS_OUT)/sample
 	$(PYTHON3) conformance/compare.py fixtures/golden $(HARNESS_OUT)/sample --cases=$(SAMPLE_CASES)
+
+# Differential fuzzer (issue #14): random realistic scenarios, the real kube-scheduler (conformance harness,
+# `make harness K8S=...`) vs kdiagnose, field by field; minimal failing cases go to FUZZ_OUT.
+#   make fuzz-parity K8S=v1.35.4 MINUTES=10 [HARNESS=path/to/harness] [SEED=1]
+MINUTES ?= 10
+SEED ?= 1
+HARNESS ?= conformance/bin/harness-$(K8S)
+FUZZ_OUT ?= fuzz-out/$(K8S)
+fuzz-parity: $(STAMP)
+	@test -x "$(HARNESS)" || $(MAKE) harness K8S=$(K8S)
+	nice -n 10 $(BIN)/python -m conformance.fuzz.run --k8s $(K8S) --minutes $(MINUTES) --seed $(SEED) \
+	  --harness $(HARNESS) --out $(FUZZ_OUT)
