@@ -144,6 +144,14 @@ class Dialect:
         return self.minor >= 37
 
     @property
+    def dra_post_filter_without_reason(self) -> bool:
+        """v1.37 DynamicResources PostFilter (dynamicresources.go, deallocateOrDeletePodClaims) returns a bare
+        Unschedulable when the pod has no claims or none can be deallocated: `no new claims to deallocate, `
+        and `still not schedulable, ` no longer precede `preemption: ...` (v1.36: they do). Observed from the
+        real v1.37.2 kube-scheduler in tests/e2e."""
+        return self.minor >= 37
+
+    @property
     def preemption_success_message(self) -> bool:
         """v1.37 (#140180): a preemption that found a node says so (`preemption: found a potential placement
         for pod on node N, preempting K victims`) at the end of the message; before, nothing was added."""

@@ -28,6 +28,8 @@ ANTI_AFFINITY_MSG = (
     "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. no new claims to deallocate, "
     "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
 )
+# The CLI's default release (v1.37): DynamicResources' PostFilter adds no reason for a pod without claims.
+ANTI_AFFINITY_MSG_V137 = ANTI_AFFINITY_MSG.replace("no new claims to deallocate, ", "")
 
 
 def _snapshot(*paths: str, extra: str = "") -> Snapshot:
@@ -532,7 +534,7 @@ def test_a_directory_is_read_recursively(tmp_path: Path) -> None:
     (tmp_path / "a" / "notes.txt").write_text("not yaml")
     res = _cli(["-f", str(tmp_path), "--snapshot", str(FIX / "cluster-two-nodes.yaml")])
     assert res.exit_code == 1
-    assert ANTI_AFFINITY_MSG in " ".join(res.stdout.split())  # word-wrapped
+    assert ANTI_AFFINITY_MSG_V137 in " ".join(res.stdout.split())  # word-wrapped
 
 
 @pytest.mark.parametrize(

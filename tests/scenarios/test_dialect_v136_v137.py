@@ -91,9 +91,10 @@ def test_no_node_declares_the_feature_message(tmp_path: Path) -> None:
     p = pod("web")
     p["spec"]["containers"] = [RESTART_ALL]
     d = diagnose(tmp_path, scenario(node("a"), node("b"), p), "default/web", "v1.37.2")
-    # UnschedulableAndUnresolvable everywhere: preemption is not helpful on any node.
+    # UnschedulableAndUnresolvable everywhere: preemption is not helpful on any node. v1.37's DynamicResources
+    # PostFilter adds no reason for a pod without claims (the real v1.37.2 scheduler, tests/e2e).
     assert d.message == (
-        "0/2 nodes are available: 2 node(s) didn't match Pod's required features. no new claims to deallocate, "
+        "0/2 nodes are available: 2 node(s) didn't match Pod's required features. "
         "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
 
@@ -206,8 +207,9 @@ def test_csi_driver_not_installed(
         assert v.ok
     else:
         assert (v.plugin, v.code.label, v.reasons) == ("NodeVolumeLimits", "Unschedulable", (want,))
+        dra = "" if version.startswith("v1.37") else "no new claims to deallocate, "
         assert d.message == (
-            f"0/1 nodes are available: 1 {want}. no new claims to deallocate, preemption: 0/1 nodes are "
+            f"0/1 nodes are available: 1 {want}. {dra}preemption: 0/1 nodes are "
             "available: 1 No preemption victims found for incoming pod."
         )
 
@@ -295,4 +297,22 @@ def test_storage_capacity_scoring_prefers_the_emptier_node(tmp_path: Path) -> No
     assert d.scores["b"].plugins["VolumeBinding"].score == 75
     assert (
         "VolumeBinding" not in diagnose(tmp_path, _wffc_case(), "default/job", "v1.36.3").scores["a"].plugins
+    )
+
+
+@pytest.mark.parametrize(
+    ("version", "dra"),
+    [
+        pytest.param("v1.36.3", "no new claims to deallocate, ", id="v1.36: DynamicResources' reason"),
+        # dynamicresources.go v1.37.2 PostFilter: `return nil, fwk.NewStatus(fwk.Unschedulable)` for a pod
+        # without claims; RunPostFilterPlugins collects no reason. What the real v1.37.2 scheduler wrote in
+        # tests/e2e (FailedScheduling events of the golden sample).
+        pytest.param("v1.37.2", "", id="v1.37: none"),
+    ],
+)
+def test_dra_post_filter_reason_for_a_pod_without_claims(tmp_path: Path, version: str, dra: str) -> None:
+    d = diagnose(tmp_path, scenario(node("a", cpu="1"), pod("big", cpu="2")), "default/big", version)
+    assert d.message == (
+        f"0/1 nodes are available: 1 Insufficient cpu. {dra}preemption: 0/1 nodes are available: "
+        "1 Preemption is not helpful for scheduling."
     )

@@ -325,13 +325,19 @@ class DynamicResources(Plugin):
         if s is None:
             return Status.error(ERR_STATE_NOT_FOUND)
         if not s.claims:
-            return Status.unschedulable(POST_NO_CLAIMS)
+            return (
+                Status.unschedulable()
+                if self.dialect.dra_post_filter_without_reason
+                else Status.unschedulable(POST_NO_CLAIMS)
+            )
         # Upstream picks one unavailable claim at random (map order); the lowest index is as good.
         for i in sorted(s.unavailable):
             c = s.claims[i]
             rf = c.reserved_for
             if not rf or (len(rf) == 1 and str(rf[0].get("uid") or "") == pod.uid):
                 return Status.unschedulable(POST_DEALLOCATED, details=({"deallocate": c.key},))
+        if self.dialect.dra_post_filter_without_reason:
+            return Status.unschedulable()
         return Status.unschedulable(POST_STILL_NOT_SCHEDULABLE)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
