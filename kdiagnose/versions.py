@@ -199,6 +199,13 @@ class Dialect:
         return self.minor >= 37
 
     @property
+    def dra_extended_resources(self) -> bool:
+        """DRAExtendedResource (beta/on from v1.36): an extended resource a DeviceClass maps
+        (spec.extendedResourceName, or deviceclass.resource.kubernetes.io/<class>) on a node without it in
+        allocatable is left by NodeResourcesFit to DynamicResources, which allocates devices for it."""
+        return self.minor >= 36
+
+    @property
     def sidecar_host_ports(self) -> bool:
         """Restartable init (sidecar) containers' hostPorts count, wanted and used, from v1.34
         (scheduler/util GetHostPorts); v1.33 and older read spec.containers only."""

@@ -143,3 +143,74 @@ def test_devices_with_binding_conditions(tmp_path: Path, version: str, fits: boo
     device = {"bindingConditions": ["attached"], "bindingFailureConditions": ["failed"], "bindsToNode": True}
     v = _verdict(tmp_path, version, _slice(device), _claim())
     assert v.ok is fits
+
+
+MAPPED_CLASS: Obj = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "DeviceClass",
+    "metadata": {"name": "gpu.example.com", "creationTimestamp": "2026-01-01T00:00:00Z"},
+    "spec": {
+        "selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}],
+        "extendedResourceName": "example.com/gpu",
+    },
+}
+
+
+def _gpu_slice(node_name: str, n: int) -> Obj:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node_name}-gpu"},
+        "spec": {
+            "driver": "gpu.example.com",
+            "nodeName": node_name,
+            "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": f"gpu-{i}"} for i in range(n)],
+        },
+    }
+
+
+def _extended_case(count: int) -> str:
+    return scenario(
+        node("g1"),
+        node("n2", extra={"example.com/gpu": "1"}),
+        node("n3"),
+        MAPPED_CLASS,
+        _gpu_slice("g1", 2),
+        pod("train", cpu="1", extra_requests={"example.com/gpu": str(count)}),
+    )
+
+
+def test_extended_resource_mapped_by_a_device_class_v135(tmp_path: Path) -> None:
+    # DRAExtendedResource off: NodeResourcesFit counts the resource against allocatable only.
+    d = diagnose(tmp_path, _extended_case(2), "default/train", "v1.35.4")
+    assert not d.scheduled
+    assert {n_: d.verdicts[n_].plugin for n_ in ("g1", "n2", "n3")} == {
+        "g1": "NodeResourcesFit",
+        "n2": "NodeResourcesFit",
+        "n3": "NodeResourcesFit",
+    }
+
+
+def test_extended_resource_mapped_by_a_device_class_v136(tmp_path: Path) -> None:
+    # fit.go shouldDelegateResourceToDRA: nodes without the resource in allocatable leave it to
+    # DynamicResources (filterExtendedResources + the allocator); n2's device plugin keeps it in Fit.
+    d = diagnose(tmp_path, _extended_case(2), "default/train", "v1.36.3")
+    assert d.scheduled and d.chosen == "g1"
+    n2, n3 = d.verdicts["n2"], d.verdicts["n3"]
+    assert (n2.plugin, n2.reasons) == ("NodeResourcesFit", ("Insufficient example.com/gpu",))
+    assert (n3.plugin, n3.code.label, n3.reasons) == (
+        "DynamicResources",
+        "UnschedulableAndUnresolvable",
+        ("cannot allocate all claims",),
+    )
+
+
+def test_extended_resource_beyond_the_devices_v136(tmp_path: Path) -> None:
+    # The special claim is in memory, never deallocated: DynamicResources' PostFilter says
+    # "still not schedulable" (not "no new claims to deallocate").
+    d = diagnose(tmp_path, _extended_case(3), "default/train", "v1.36.3")
+    assert d.message == (
+        "0/3 nodes are available: 1 Insufficient example.com/gpu, 2 cannot allocate all claims. still not "
+        "schedulable, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    )

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALLOCATION_RESULTS_MAX_SIZE",
+    "DEVICE_CLASS_PREFIX",
     "AllocationError",
     "Allocator",
     "ClaimRequests",
@@ -47,6 +48,7 @@ __all__ = [
     "FailedOnNode",
     "Request",
     "dra_index",
+    "extended_resource_classes",
     "parse_claim_requests",
 ]
 
@@ -205,6 +207,29 @@ def _parse_slice(i: int, obj: Obj) -> Slice:
     )
 
 
+DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"  # resourceapi.ResourceDeviceClassPrefix
+
+
+def extended_resource_classes(classes: dict[str, Obj]) -> dict[str, str]:
+    """extendedresourcecache.ExtendedResourceCache: extended resource name -> DeviceClass name. Each class
+    maps `deviceclass.resource.kubernetes.io/<name>`, and spec.extendedResourceName when set; when several
+    classes set the same name the newest (creationTimestamp) wins, then the lowest name."""
+    out: dict[str, str] = {DEVICE_CLASS_PREFIX + name: name for name in classes}
+    best: dict[str, tuple[str, str]] = {}
+    for name, c in classes.items():
+        ext = _d(c.get("spec")).get("extendedResourceName")
+        if not isinstance(ext, str) or not ext:
+            continue
+        created = str(_d(c.get("metadata")).get("creationTimestamp") or "")
+        cur = best.get(ext)
+        # RFC 3339 UTC timestamps of one cluster compare as strings.
+        if cur is None or created > cur[0] or (created == cur[0] and name < cur[1]):
+            best[ext] = (created, name)
+    for ext, (_, name) in best.items():
+        out[ext] = name
+    return out
+
+
 class DraIndex:
     """Everything about DRA objects that does not depend on the pod; one per snapshot."""
 
@@ -213,6 +238,7 @@ class DraIndex:
         self.classes: dict[str, Obj] = {}
         for c in snapshot.kind("DeviceClass"):
             self.classes[str(_d(c.get("metadata")).get("name") or "")] = c
+        self.extended = extended_resource_classes(self.classes) if self.dialect.dra_extended_resources else {}
         self.slices = [_parse_slice(i, s) for i, s in enumerate(snapshot.kind("ResourceSlice"))]
         # DeviceTaintRules (v1.37, DRADeviceTaintRules GA): (driver, pool, device) selector, None = any, and
         # the taint the ResourceSlice tracker appends to every matching device (tracker.go applyPatches).

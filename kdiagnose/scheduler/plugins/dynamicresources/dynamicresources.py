@@ -19,18 +19,21 @@ from typing import TYPE_CHECKING, Any
 from kdiagnose.scheduler import names
 from kdiagnose.scheduler.framework import SKIP, SUCCESS, CycleState, Plugin, PreFilterResult, Status, add_note
 from kdiagnose.scheduler.plugins.dynamicresources.allocator import (
+    DEVICE_CLASS_PREFIX,
     AllocationError,
     Allocator,
     ClaimRequests,
     FailedOnNode,
+    Request,
     dra_index,
     parse_claim_requests,
 )
 from kdiagnose.scheduler.plugins.helper.node_selector import NodeSelectorTerm, parse_node_selector_terms
 from kdiagnose.scheduler.plugins.helper.normalize_score import default_normalize_score
+from kdiagnose.scheduler.plugins.noderesources.resource_names import is_extended_resource_name
 
 if TYPE_CHECKING:
-    from kdiagnose.model.objects import Pod
+    from kdiagnose.model.objects import Container, Pod
     from kdiagnose.model.snapshot import NodeInfo
     from kdiagnose.scheduler.diagnosis import Diagnosis
 
@@ -103,9 +106,81 @@ class _State:
     to_allocate: list[int] = field(default_factory=list)
     unavailable: set[int] = field(default_factory=set)
     node_allocations: dict[str, list[list[str]]] = field(default_factory=dict)
+    # DRAExtendedResource (v1.36+): the pod's non-zero requests of extended resources a DeviceClass maps;
+    # None when it has none (no special claim).
+    extended: dict[str, int] | None = None
+    user_claims: list[ClaimRequests] = field(default_factory=list)
 
     def clone(self) -> _State:
         return self
+
+
+# specialClaimInMemName: the in-memory name of the claim for DRA-backed extended resources.
+SPECIAL_CLAIM_NAME = "<extended-resources>"
+
+
+def _extended_requests(pod: Pod, mapped: dict[str, str]) -> dict[str, int] | None:
+    """hasDeviceClassMappedExtendedResource over PodRequests: the non-zero DRA extended resource requests
+    (extended names, or deviceclass.resource.kubernetes.io/...) that some DeviceClass maps."""
+    out = {
+        r: q
+        for r, q in pod.requests.items()
+        if q and r in mapped and (is_extended_resource_name(r) or r.startswith(DEVICE_CLASS_PREFIX))
+    }
+    return out or None
+
+
+def _container_request(
+    i: int, c: Container, r: str, cls: str, reusable: list[Request | None]
+) -> Request | None:
+    """createResourceRequestAndMappings: the container's request for `r`, less what the reusable
+    (later, long-lived) requests already hold; None when it needs nothing more."""
+    q = c.requests.get(r, 0)
+    if q <= 0:
+        return None
+    total = 0
+    for prev in reusable:
+        if prev is not None:
+            total += prev.count
+            if total >= q:
+                return None
+    # The request's index among the container's sorted request names.
+    ridx = sorted(c.requests).index(r)
+    return Request(f"container-{i}-request-{ridx}", cls, [], "ExactCount", q - total, False)
+
+
+def _extended_claim_requests(
+    pod: Pod, needed: dict[str, int], mapped: dict[str, str]
+) -> list[Request | list[Request]]:
+    """createRequestsAndMappings (extendeddynamicresources.go): per resource (sorted), one ExactCount request
+    per long-lived container (regular and sidecar), named container-<index>-request-<ridx>, plus one for the
+    largest remainder of the short-lived init containers after the long-lived requests after them; sorted
+    by name."""
+    containers = [*pod.init_containers, *pod.containers]
+    n_init = len(pod.init_containers)
+    out: list[Request] = []
+    for r in sorted(needed):
+        cls = mapped.get(r)
+        if cls is None:
+            continue
+        long_lived: list[Request | None] = [None] * len(containers)
+        short: list[int] = []
+        for i, c in enumerate(containers):
+            if i < n_init and c.restart_policy != "Always":
+                short.append(i)
+            else:
+                long_lived[i] = _container_request(i, c, r, cls, [])
+        biggest: Request | None = None
+        for i in short:
+            req = _container_request(i, containers[i], r, cls, long_lived[i:])
+            if req is not None and (biggest is None or biggest.count < req.count):
+                biggest = req
+        if biggest is not None:
+            out.append(biggest)
+        out.extend(req for req in long_lived if req is not None)
+    out.sort(key=lambda q: q.name)
+    requests: list[Request | list[Request]] = list(out)
+    return requests
 
 
 class _ClaimError(Exception):
@@ -211,15 +286,20 @@ class DynamicResources(Plugin):
         # Written before anything else: PostFilter and Score read it even for pods without claims.
         s = _State()
         state.write(_KEY, s)
-        if not pod.resource_claims:
+        idx = dra_index(self.snapshot)
+        s.extended = _extended_requests(pod, idx.extended) if idx.extended else None
+        if not pod.resource_claims and s.extended is None:
             return None, SKIP
         try:
-            claims = self._pod_claims(pod, state)
+            claims = self._pod_claims(pod, state) if pod.resource_claims else []
         except _ClaimError as e:
             return None, Status.unresolvable(str(e))
-        if not claims:
+        if claims is None:
+            if s.extended is None:
+                return None, SKIP
+            claims = []
+        if not claims and s.extended is None:
             return None, SKIP
-        idx = dra_index(self.snapshot)
         s.available_on = [None] * len(claims)
         to_allocate: list[ClaimRequests] = []
         for i, c in enumerate(claims):
@@ -269,6 +349,7 @@ class DynamicResources(Plugin):
                     "ResourceSlices",
                 )
             s.allocator = Allocator(idx, to_allocate)
+        s.user_claims = to_allocate
         s.claims = claims
         return None, SUCCESS
 
@@ -287,24 +368,41 @@ class DynamicResources(Plugin):
         s: _State | None = state.read(_KEY)
         if s is None:
             return Status.error(ERR_STATE_NOT_FOUND)
-        if not s.claims:
+        if not s.claims and s.extended is None:
             return SUCCESS
         node = node_info.node
+        allocator = s.allocator
+        if s.extended is not None:
+            # filterExtendedResources: what this node must provide through DRA (mapped, none in allocatable).
+            alloc = node.allocatable
+            needed: dict[str, int] = {}
+            for r, q in sorted(s.extended.items()):
+                if alloc.get(r, 0) == 0:
+                    needed[r] = q
+            if not needed and not s.claims:
+                return SUCCESS
+            if needed:
+                idx = dra_index(self.snapshot)
+                special = ClaimRequests(
+                    f"{pod.namespace}/{SPECIAL_CLAIM_NAME}",
+                    _extended_claim_requests(pod, needed, idx.extended),
+                )
+                allocator = Allocator(idx, [*s.user_claims, special])
         unavailable = [
             i
             for i, terms in enumerate(s.available_on)
             if terms is not None and not any(t.match(node) for t in terms)
         ]
         results: list[list[str]] | None = None
-        if s.allocator is not None:
+        if allocator is not None:
             try:
-                results = s.allocator.allocate(node)
+                results = allocator.allocate(node)
             except AllocationError as e:
                 return Status.error(str(e))
             except FailedOnNode as e:
                 return Status.unresolvable(str(e))
             finally:
-                for expr, why in sorted(s.allocator.unsupported.items()):
+                for expr, why in sorted(allocator.unsupported.items()):
                     shown = expr if len(expr) <= 200 else expr[:200] + "..."
                     add_note(state, f"not evaluated: CEL selector {shown!r} {why}; treated as not matching")
             if results is None:
@@ -317,14 +415,17 @@ class DynamicResources(Plugin):
                 ERR_NOT_AVAILABLE, details=({"claims": [s.claims[i].key for i in unavailable]},)
             )
         if results is not None:
-            s.node_allocations[node_info.name] = results
+            # The special claim's devices (last) are not among the pod's claims that Score walks.
+            s.node_allocations[node_info.name] = results[: len(s.user_claims)]
         return SUCCESS
 
     def post_filter(self, state: CycleState, pod: Pod, diagnosis: Diagnosis, framework: Any) -> Status:
         s: _State | None = state.read(_KEY)
         if s is None:
             return Status.error(ERR_STATE_NOT_FOUND)
-        if not s.claims:
+        if not s.claims and s.extended is None:
+            # With a special claim for DRA-backed extended resources the claims are not empty upstream;
+            # the in-memory special claim is never deallocated, so it ends in "still not schedulable".
             return (
                 Status.unschedulable()
                 if self.dialect.dra_post_filter_without_reason

@@ -111,6 +111,7 @@ def fits_request(
     node_info: NodeInfo,
     ignored: frozenset[str] = frozenset(),
     ignored_groups: frozenset[str] = frozenset(),
+    dra_mapped: frozenset[str] = frozenset(),
 ) -> list[InsufficientResource]:
     """fitsRequest: pods first, then cpu, memory, ephemeral-storage, then scalar resources."""
     out: list[InsufficientResource] = []
@@ -135,6 +136,8 @@ def fits_request(
             r in ignored or (ignored_groups and r.split("/")[0] in ignored_groups)
         ):
             continue
+        if r in dra_mapped and alloc.get(r, 0) <= 0:
+            continue  # shouldDelegateResourceToDRA (v1.36+): DynamicResources allocates it on this node
         a, u = alloc.get(r, 0), used.get(r, 0)
         if q > a - u:
             out.append(InsufficientResource(r, insufficient_reason(r), q, u, a, q > a))
@@ -333,7 +336,7 @@ class Fit(Plugin):
             # fit.go Filter: no fallback when PreFilter did not run (a profile that disables
             # NodeResourcesFit's PreFilter only): every node fails with this error.
             return Status.error(f'error reading "{_PRE_FILTER_KEY}" from cycleState: not found')
-        insufficient = fits_request(req, node_info, self.ignored, self.ignored_groups)
+        insufficient = fits_request(req, node_info, self.ignored, self.ignored_groups, self._dra_mapped())
         if not insufficient:
             return SUCCESS
         code = Code.UNSCHEDULABLE
@@ -342,6 +345,14 @@ class Fit(Plugin):
         return Status(
             code, tuple(i.reason for i in insufficient), "", tuple(i.details() for i in insufficient)
         )
+
+    def _dra_mapped(self) -> frozenset[str]:
+        """The extended resource names DeviceClasses map (DRAExtendedResource, v1.36+; DRA in the profile)."""
+        if not (self.dialect.dra_extended_resources and self.dialect.dra_enabled):
+            return frozenset()
+        from kdiagnose.scheduler.plugins.dynamicresources.allocator import dra_index
+
+        return frozenset(dra_index(self.snapshot).extended)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         state.write(_PRE_SCORE_KEY, self.scorer.pod_requests(pod, self.dialect))
