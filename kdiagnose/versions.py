@@ -19,9 +19,9 @@ __all__ = [
 ]
 
 # The newest patch of each supported minor that kdiagnose was checked against (a bare `v1.34` means it).
-# v1.31-v1.33 and v1.35: the patches the golden corpora were recorded with; v1.34.4, v1.36.3, v1.37.2: the
-# newest the Go module proxy serves (k8s.io/kubernetes), read at those tags.
-NEWEST_PATCH = {31: 8, 32: 2, 33: 3, 34: 4, 35: 4, 36: 3, 37: 2}
+# v1.31-v1.33: the patches their golden corpora were recorded with; v1.34.12, v1.35.8, v1.36.5, v1.37.2:
+# the newest the Go module proxy serves (k8s.io/kubernetes), read at those tags.
+NEWEST_PATCH = {31: 8, 32: 2, 33: 3, 34: 12, 35: 8, 36: 5, 37: 2}
 _OLDEST_MINOR = min(NEWEST_PATCH)
 _NEWEST_MINOR = max(NEWEST_PATCH)
 DEFAULT_VERSION = f"v1.{_NEWEST_MINOR}.{NEWEST_PATCH[_NEWEST_MINOR]}"
@@ -204,6 +204,13 @@ class Dialect:
         (spec.extendedResourceName, or deviceclass.resource.kubernetes.io/<class>) on a node without it in
         allocatable is left by NodeResourcesFit to DynamicResources, which allocates devices for it."""
         return self.minor >= 36
+
+    @property
+    def dra_score_reads_allocated_claims(self) -> bool:
+        """DynamicResources' computeScore takes an already allocated claim's own allocation (v1.36, and a
+        v1.35 patch after v1.35.4: v1.35.8 has it); v1.35.4 matched all claims by position against the
+        new allocations and failed (Error) for a mix of allocated and new claims."""
+        return self.version >= (1, 35, 8)
 
     @property
     def sidecar_host_ports(self) -> bool:

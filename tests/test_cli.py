@@ -124,14 +124,14 @@ def test_offline_release_is_inferred_from_the_newest_kubelet(tmp_path: Path) -> 
     path = _with_kubelets(tmp_path, {"node-a": "v1.33.5", "node-b": "v1.35.1-eks-4f2", "node-c": "v1.34.9"})
     code, out, _ = run(["diagnose", path, "-o", "json"])
     doc = json.loads(out)
-    assert code == 1 and doc["kubernetesVersion"] == "v1.35.4"
+    assert code == 1 and doc["kubernetesVersion"] == "v1.35.8"
     assert doc["kubernetesVersionReason"] == (
         "inferred from the nodes: node node-b runs kubelet v1.35.1-eks-4f2, and the control plane is never "
         "older than its kubelets"
     )
     _, human, _ = run(["diagnose", path, "--no-color"])
     flat = " ".join(human.split())
-    assert "replayed as v1.35.4: inferred from the nodes: node node-b runs kubelet v1.35.1-eks-4f2" in flat
+    assert "replayed as v1.35.8: inferred from the nodes: node node-b runs kubelet v1.35.1-eks-4f2" in flat
     # --k8s-version always wins, and the human report then says nothing more about it.
     code, out, _ = run(["diagnose", path, "-o", "json", "--k8s-version", "v1.33"])
     doc = json.loads(out)

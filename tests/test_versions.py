@@ -12,8 +12,9 @@ from kdiagnose.versions import DEFAULT_VERSION, VersionError, dialect_for, infer
 @pytest.mark.parametrize(
     ("text", "want"),
     [
-        pytest.param("v1.34", "v1.34.4", id="a bare minor is its newest known patch"),
-        pytest.param("1.36", "v1.36.3", id="v1.36's newest patch"),
+        pytest.param("v1.34", "v1.34.12", id="a bare minor is its newest known patch"),
+        pytest.param("v1.35", "v1.35.8", id="v1.35's newest patch"),
+        pytest.param("1.36", "v1.36.5", id="v1.36's newest patch"),
         pytest.param("v1.37", "v1.37.2", id="v1.37's newest patch"),
         pytest.param("v1.34.1", "v1.34.1", id="an exact patch is kept"),
         pytest.param("v1.37.9", "v1.37.9", id="a later patch than known is kept"),
@@ -56,7 +57,7 @@ def test_inferred_from_the_highest_kubelet_minor_in_any_order() -> None:
     }
     assert results == {
         (
-            "v1.36.3",
+            "v1.36.5",
             "inferred from the nodes: node a runs kubelet v1.36.1, and the control plane is never older than "
             "its kubelets",
             (),

@@ -97,6 +97,11 @@ def test_no_node_declares_the_feature_message(tmp_path: Path) -> None:
         "0/2 nodes are available: 2 node(s) didn't match Pod's required features. "
         "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
+    d136 = diagnose(tmp_path, scenario(node("a"), node("b"), p), "default/web", "v1.36.5")
+    assert d136.message == (
+        "0/2 nodes are available: 2 node(s) didn't match Pod's required features. no new claims to "
+        "deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )
 
 
 def _preemption_case() -> str:

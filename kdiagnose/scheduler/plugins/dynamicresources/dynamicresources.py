@@ -17,7 +17,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kdiagnose.scheduler import names
-from kdiagnose.scheduler.framework import SKIP, SUCCESS, CycleState, Plugin, PreFilterResult, Status, add_note
+from kdiagnose.scheduler.framework import (
+    SKIP,
+    SUCCESS,
+    Code,
+    CycleState,
+    Plugin,
+    PreFilterResult,
+    Status,
+    add_note,
+)
 from kdiagnose.scheduler.plugins.dynamicresources.allocator import (
     DEVICE_CLASS_PREFIX,
     AllocationError,
@@ -128,6 +137,18 @@ def _extended_requests(pod: Pod, mapped: dict[str, str]) -> dict[str, int] | Non
         if q and r in mapped and (is_extended_resource_name(r) or r.startswith(DEVICE_CLASS_PREFIX))
     }
     return out or None
+
+
+def _first_available_score(c: _Claim, allocated_subs: set[str]) -> int:
+    """computeScore for one claim: MaxSize - rank of each firstAvailable subrequest that was allocated."""
+    score = 0
+    for req in map(_d, _l(_d(_d(c.raw.get("spec")).get("devices")).get("requests"))):
+        if isinstance(req.get("exactly"), dict):
+            continue
+        for rank, sub in enumerate(map(_d, _l(req.get("firstAvailable")))):
+            if f"{req.get('name') or ''}/{sub.get('name') or ''}" in allocated_subs:
+                score += FIRST_AVAILABLE_MAX_SIZE - rank
+    return score
 
 
 def _container_request(
@@ -426,20 +447,22 @@ class DynamicResources(Plugin):
         if not s.claims and s.extended is None:
             # With a special claim for DRA-backed extended resources the claims are not empty upstream;
             # the in-memory special claim is never deallocated, so it ends in "still not schedulable".
-            return (
-                Status.unschedulable()
-                if self.dialect.dra_post_filter_without_reason
-                else Status.unschedulable(POST_NO_CLAIMS)
-            )
+            return self._quiet(POST_NO_CLAIMS)
         # Upstream picks one unavailable claim at random (map order); the lowest index is as good.
         for i in sorted(s.unavailable):
             c = s.claims[i]
             rf = c.reserved_for
             if not rf or (len(rf) == 1 and str(rf[0].get("uid") or "") == pod.uid):
                 return Status.unschedulable(POST_DEALLOCATED, details=({"deallocate": c.key},))
-        if self.dialect.dra_post_filter_without_reason:
-            return Status.unschedulable()
-        return Status.unschedulable(POST_STILL_NOT_SCHEDULABLE)
+        return self._quiet(POST_STILL_NOT_SCHEDULABLE)
+
+    def _quiet(self, reason: str) -> Status:
+        # v1.37 PostFilter returns a reasonless Unschedulable when it deallocated nothing.
+        return (
+            Status(Code.UNSCHEDULABLE)
+            if self.dialect.dra_post_filter_without_reason
+            else Status.unschedulable(reason)
+        )
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
         s: _State | None = state.read(_KEY)
@@ -453,7 +476,28 @@ class DynamicResources(Plugin):
         # computeScore walks *all* claims against the results of the claims that needed allocation, by
         # position (master's dynamicresources.go); mirrored as is, including its error when they differ.
         score = 0
+        unallocated = 0
         for i, c in enumerate(s.claims):
+            if self.dialect.dra_score_reads_allocated_claims:
+                # v1.35.8+/v1.36: an allocated claim scores its own status.allocation; the others take the
+                # Filter results in order.
+                if c.allocation is not None:
+                    refs = [
+                        str(_d(r).get("request") or "")
+                        for r in _l(_d(c.allocation.get("devices")).get("results"))
+                    ]
+                    score += _first_available_score(c, {ref for ref in refs if len(ref.split("/")) == 2})
+                    continue
+                if unallocated >= len(allocations):
+                    msg = (
+                        f"number of allocations {len(allocations)} is smaller than number of claims needing "
+                        "allocation"
+                    )
+                    return 0, Status.error(msg)
+                refs = allocations[unallocated]
+                unallocated += 1
+                score += _first_available_score(c, {ref for ref in refs if len(ref.split("/")) == 2})
+                continue
             if i >= len(allocations):
                 msg = f"number of allocations {len(allocations)} is smaller than number of claims"
                 add_note(
