@@ -21,6 +21,7 @@ FIXTURES = ROOT / "fixtures"
 GOLDEN_DIRS = [
     "golden",
     "golden-v137",
+    "golden-v136",
     "golden-v135",
     "golden-v133",
     "golden-v132",
