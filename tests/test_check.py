@@ -537,7 +537,7 @@ def test_a_directory_is_read_recursively(tmp_path: Path) -> None:
         ["-f", str(tmp_path), "--snapshot", str(FIX / "cluster-two-nodes.yaml"), "--k8s-version", "v1.34.1"]
     )
     assert res.exit_code == 1
-    assert ANTI_AFFINITY_MSG_V137 in " ".join(res.stdout.split())  # word-wrapped
+    assert ANTI_AFFINITY_MSG in " ".join(res.stdout.split())  # word-wrapped
 
 
 @pytest.mark.parametrize(
