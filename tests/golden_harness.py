@@ -23,10 +23,13 @@ GOLDEN_DIRS = [
     "golden-v137",
     "golden-v136",
     "golden-v135",
+    "golden-v135-latest",
+    "golden-v134-latest",
     "golden-v133",
     "golden-v132",
     "golden-v131",
     "golden-config",
+    "fuzz-found",
 ]
 
 # Cases where the real scheduler chose at random between equally good preemption candidates.
