@@ -26,6 +26,7 @@ __all__ = [
     "build_recorded",
     "describe_age",
     "dump_time",
+    "event_view",
     "format_age",
     "latest_failed_scheduling",
     "parse_time",
@@ -198,12 +199,14 @@ def triage_pod(pod: Obj, now: float, events: Iterable[Obj] = ()) -> Triage:
 # ---------------------------------------------------------------------------------------------- events
 
 
-def _event_view(ev: Obj) -> tuple[str, str, int, float | None, str]:
-    """(reason, message, count, last seen, reporting component) of a core/v1 or events.k8s.io/v1 Event."""
+def event_view(ev: Obj) -> tuple[str, str, int, float | None, float | None, str, str]:
+    """(reason, message, count, last seen, first seen, component, type) of a core/v1 or events.k8s.io/v1
+    Event: lastTimestamp, then series.lastObservedTime, then eventTime, then firstTimestamp."""
     if "regarding" in ev or str(ev.get("apiVersion", "")).startswith("events.k8s.io"):
         series = _d(ev.get("series"))
         count = series.get("count") or ev.get("deprecatedCount") or 1
         when = series.get("lastObservedTime") or ev.get("deprecatedLastTimestamp") or ev.get("eventTime")
+        first = ev.get("deprecatedFirstTimestamp") or ev.get("eventTime")
         source = ev.get("reportingController") or _d(ev.get("deprecatedSource")).get("component") or ""
         message = ev.get("note") or ""
     else:
@@ -215,6 +218,7 @@ def _event_view(ev: Obj) -> tuple[str, str, int, float | None, str]:
             or ev.get("eventTime")
             or ev.get("firstTimestamp")
         )
+        first = ev.get("firstTimestamp") or ev.get("eventTime")
         source = _d(ev.get("source")).get("component") or ev.get("reportingComponent") or ""
         message = ev.get("message") or ""
     when = when or _d(ev.get("metadata")).get("creationTimestamp")
@@ -222,14 +226,22 @@ def _event_view(ev: Obj) -> tuple[str, str, int, float | None, str]:
         n = int(count)
     except (TypeError, ValueError):
         n = 1
-    return str(ev.get("reason") or ""), str(message), n, parse_time(when), str(source)
+    return (
+        str(ev.get("reason") or ""),
+        str(message),
+        n,
+        parse_time(when),
+        parse_time(first),
+        str(source),
+        str(ev.get("type") or "Normal"),
+    )
 
 
 def latest_failed_scheduling(events: Iterable[Obj]) -> tuple[str, int, float | None, str] | None:
     """(message, count, last seen, reporting component) of the newest FailedScheduling event."""
     best: tuple[str, int, float | None, str] | None = None
     for ev in events:
-        reason, message, count, when, source = _event_view(ev)
+        reason, message, count, when, _, source, _ = event_view(ev)
         # Karpenter's FailedScheduling ("Failed to schedule pod, ...") is not the scheduler's message.
         if (
             reason != "FailedScheduling"

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # One age logic for every report (the scheduler's events, the autoscalers', the dump's time): recorded.py.
-from kdiagnose.recorded import format_age, parse_time
+from kdiagnose.recorded import event_view, format_age, parse_time
 
 __all__ = [
     "CA_BACKOFF",
@@ -90,44 +90,6 @@ class PodEvent:
     scale_ups: list[ScaleUpInfo] = field(default_factory=list)  # TriggeredScaleUp
     karpenter: dict[str, str] = field(default_factory=dict)  # FailedScheduling by karpenter: NodePool -> why
     nominated: list[str] = field(default_factory=list)  # Nominated: ["nodeclaim/x", "node/y"]
-
-
-def event_view(ev: Obj) -> tuple[str, str, int, float | None, float | None, str, str]:
-    """(reason, message, count, last seen, first seen, component, type) of a core/v1 or events.k8s.io/v1
-    Event: lastTimestamp, then series.lastObservedTime, then eventTime, then firstTimestamp."""
-    if "regarding" in ev or str(ev.get("apiVersion", "")).startswith("events.k8s.io"):
-        series = _d(ev.get("series"))
-        count = series.get("count") or ev.get("deprecatedCount") or 1
-        when = series.get("lastObservedTime") or ev.get("deprecatedLastTimestamp") or ev.get("eventTime")
-        first = ev.get("deprecatedFirstTimestamp") or ev.get("eventTime")
-        source = ev.get("reportingController") or _d(ev.get("deprecatedSource")).get("component") or ""
-        message = ev.get("note") or ""
-    else:
-        series = _d(ev.get("series"))
-        count = ev.get("count") or series.get("count") or 1
-        when = (
-            ev.get("lastTimestamp")
-            or series.get("lastObservedTime")
-            or ev.get("eventTime")
-            or ev.get("firstTimestamp")
-        )
-        first = ev.get("firstTimestamp") or ev.get("eventTime")
-        source = _d(ev.get("source")).get("component") or ev.get("reportingComponent") or ""
-        message = ev.get("message") or ""
-    when = when or _d(ev.get("metadata")).get("creationTimestamp")
-    try:
-        n = int(count)
-    except (TypeError, ValueError):
-        n = 1
-    return (
-        str(ev.get("reason") or ""),
-        str(message),
-        n,
-        parse_time(when),
-        parse_time(first),
-        str(source),
-        str(ev.get("type") or "Normal"),
-    )
 
 
 _COUNT_RE = re.compile(r", (?=\d+ )")
