@@ -653,8 +653,8 @@ class Context:
             "rollback": rollback,
         }
 
-    def verify_command(self, nodes: Sequence[str]) -> str:
-        """One command that shows whether the pod is bound, its expected output in a trailing comment."""
+    def _verify_parts(self, nodes: Sequence[str]) -> tuple[str, str]:
+        """The kubectl command listing the workload's pods, and the nodes it should land on (first three)."""
         where = ", ".join(nodes[:3]) + (f" (+{len(nodes) - 3} more)" if len(nodes) > 3 else "")
         sel = ",".join(f"{k}={v}" for k, v in sorted(self.pod.labels.items()) if k not in _REVISION_LABELS)
         pods = (
@@ -662,17 +662,16 @@ class Context:
             if sel and not self.owner.is_pod
             else f"kubectl get pod/{self.pod.name} -n {self.pod.namespace} -o wide"
         )
+        return pods, where
+
+    def verify_command(self, nodes: Sequence[str]) -> str:
+        """One command that shows whether the pod is bound, its expected output in a trailing comment."""
+        pods, where = self._verify_parts(nodes)
         one = "" if len(nodes) == 1 else "one of "
         return f"{pods}  # NODE: {one}{where}"
 
     def verify_hint(self, nodes: Sequence[str]) -> str:
-        where = ", ".join(nodes[:3]) + (f" (+{len(nodes) - 3} more)" if len(nodes) > 3 else "")
-        sel = ",".join(f"{k}={v}" for k, v in sorted(self.pod.labels.items()) if k not in _REVISION_LABELS)
-        pods = (
-            f"kubectl get pods -n {self.pod.namespace} -l {shlex.quote(sel)} -o wide"
-            if sel and not self.owner.is_pod
-            else f"kubectl get pod/{self.pod.name} -n {self.pod.namespace} -o wide"
-        )
+        pods, where = self._verify_parts(nodes)
         one = "" if len(nodes) == 1 else " one of"
         return f"{pods}: the pod should be bound to{one} {where} (NODE column)"
 
