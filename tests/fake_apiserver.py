@@ -68,6 +68,7 @@ RESOURCES: list[Resource] = [
     Resource("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True),
     Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False),
     Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False),
+    Resource("resource.k8s.io", "v1", "devicetaintrules", "DeviceTaintRule", False),
     Resource("events.k8s.io", "v1", "events", "Event", True),
     Resource("karpenter.sh", "v1", "nodepools", "NodePool", False),
     Resource("karpenter.sh", "v1", "nodeclaims", "NodeClaim", False),

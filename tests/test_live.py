@@ -1001,3 +1001,73 @@ def test_live_commands_take_the_report_display_options(seed_server: FakeAPIServe
     assert "--all-remedies" not in res.stdout  # every remedy shown: no "... N more (--all-remedies)" hint
     for node in ("control-plane", "node-a", "node-b", "node-c", "node-d"):
         assert node in res.stdout
+
+
+# ------------------------------------------------------------------------------ DRA: DeviceTaintRules
+
+DRA_CASE = ROOT / "fixtures" / "golden" / "dra-template-gpus-on-some-nodes.yaml"
+# Taints every device of gpu-a100-1's pool (the only node with free A100s for ml/llm-finetune-0).
+TAINT_RULE: Obj = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "DeviceTaintRule",
+    "metadata": {"name": "a100-maintenance"},
+    "spec": {
+        "deviceSelector": {"driver": "gpu.example.com", "pool": "gpu-a100-1"},
+        "taint": {"key": "maintenance", "value": "firmware", "effect": "NoSchedule"},
+    },
+}
+_MISSING_RULES_NOTE = "not checked: missing DeviceTaintRules"
+
+
+def test_live_v137_reads_device_taint_rules_and_applies_them(tmp_path: Path) -> None:
+    with FakeAPIServer([*_objects(DRA_CASE), TAINT_RULE], git_version="v1.37.2") as srv:
+        _, doc = live_json(srv, tmp_path, "pod", "llm-finetune-0", "-n", "ml")
+        paths = srv.paths()
+    assert any("/apis/resource.k8s.io/v1/devicetaintrules" in p for p in paths)
+    p = pod_doc(doc, "ml/llm-finetune-0")
+    assert not any(_MISSING_RULES_NOTE in n for n in p["notes"]), p["notes"]
+    # The rule's NoSchedule taint keeps the two free A100s from the claim: no node fits.
+    assert verdicts(doc, "ml/llm-finetune-0")["gpu-a100-1"][2] == ["cannot allocate all claims"]
+    assert doc["missingKinds"] == []
+
+
+def test_live_v137_without_the_rule_the_pod_fits_and_nothing_is_noted(tmp_path: Path) -> None:
+    with FakeAPIServer(_objects(DRA_CASE), git_version="v1.37.2") as srv:
+        _, doc = live_json(srv, tmp_path, "pod", "llm-finetune-0", "-n", "ml")
+    p = pod_doc(doc, "ml/llm-finetune-0")
+    assert not any(_MISSING_RULES_NOTE in n for n in p["notes"]), p["notes"]
+    assert verdicts(doc, "ml/llm-finetune-0")["gpu-a100-1"][0] == "Feasible"
+
+
+@pytest.mark.parametrize(
+    "deny",
+    [
+        pytest.param("forbidden", id="no permission to list devicetaintrules"),
+        pytest.param("not-served", id="the resource.k8s.io API is not served"),
+    ],
+)
+def test_live_v137_unreadable_device_taint_rules_are_not_checked(tmp_path: Path, deny: str) -> None:
+    with FakeAPIServer([*_objects(DRA_CASE), TAINT_RULE], git_version="v1.37.2") as srv:
+        if deny == "forbidden":
+            srv.forbidden.add("devicetaintrules")
+        else:
+            # Only the rules' resource is missing: the other DRA kinds are still served.
+            srv.resources = [r for r in srv.resources if r.plural != "devicetaintrules"]
+        _, doc = live_json(srv, tmp_path, "pod", "llm-finetune-0", "-n", "ml")
+    assert doc["missingKinds"] == ["DeviceTaintRule"]
+    (line,) = [w for w in doc["warnings"] if w.startswith("cannot list devicetaintrules")]
+    assert "DeviceTaintRules" in line
+    p = pod_doc(doc, "ml/llm-finetune-0")
+    assert any(n.startswith(_MISSING_RULES_NOTE) for n in p["notes"]), p["notes"]
+    # Unknown rules do not reject: the pod is replayed as fitting, with the note saying what was not seen.
+    assert verdicts(doc, "ml/llm-finetune-0")["gpu-a100-1"][0] == "Feasible"
+
+
+def test_live_v136_does_not_read_device_taint_rules(tmp_path: Path) -> None:
+    # DRADeviceTaintRules is beta/off in v1.36: rules do nothing there, so they are not listed at all.
+    with FakeAPIServer([*_objects(DRA_CASE), TAINT_RULE], git_version="v1.36.5") as srv:
+        _, doc = live_json(srv, tmp_path, "pod", "llm-finetune-0", "-n", "ml")
+        paths = srv.paths()
+    assert not any("devicetaintrules" in p for p in paths)
+    assert verdicts(doc, "ml/llm-finetune-0")["gpu-a100-1"][0] == "Feasible"
+    assert not any(_MISSING_RULES_NOTE in n for n in pod_doc(doc, "ml/llm-finetune-0")["notes"])

@@ -256,6 +256,10 @@ def _plan(fx: _Fetcher, targets: list[Obj], namespaces: list[str | None], dialec
         fx.start_list("ResourceSlice")
         fx.start_list("DeviceClass")
         fx.start_list("ResourceClaimTemplate", namespaces)
+        if dialect.dra_device_taint_rules:
+            # v1.37 applies DeviceTaintRules (DRADeviceTaintRules GA); a denied or unserved list leaves the
+            # kind out of the snapshot, so DynamicResources notes "not checked: missing DeviceTaintRules".
+            fx.start_list("DeviceTaintRule")
 
 
 def _collect(fx: _Fetcher, targets: list[Obj]) -> None:
@@ -411,6 +415,8 @@ def fetch_cluster(
         if dialect.dra_enabled:
             for kind in DRA_KINDS:
                 fx.start_list(kind)
+            if dialect.dra_device_taint_rules:
+                fx.start_list("DeviceTaintRule")
         scaling = _start_autoscaler(fx)
         _collect(fx, [])
         _finish_autoscaler(fx, scaling)

@@ -124,6 +124,14 @@ KINDS: dict[str, KindSpec] = {
         ),
         KindSpec("ResourceSlice", "resource.k8s.io/v1", "resourceslices", False, "DynamicResources"),
         KindSpec("DeviceClass", "resource.k8s.io/v1", "deviceclasses", False, "DynamicResources"),
+        # DRADeviceTaintRules (GA, v1.37): read only when the replayed release applies them.
+        KindSpec(
+            "DeviceTaintRule",
+            "resource.k8s.io/v1",
+            "devicetaintrules",
+            False,
+            "DynamicResources (device taints from DeviceTaintRules)",
+        ),
         # The autoscalers' own state (kdiagnose.autoscaler): scale-up advice and the CI gate's scale-up policy.
         KindSpec("ConfigMap", "v1", "configmaps", True, "cluster-autoscaler status"),
         KindSpec("NodePool", "karpenter.sh/v1", "nodepools", False, "Karpenter NodePools (scale-up advice)"),

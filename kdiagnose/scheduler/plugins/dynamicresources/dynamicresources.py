@@ -366,8 +366,8 @@ class DynamicResources(Plugin):
             if self.dialect.dra_device_taint_rules and not self.snapshot.has("DeviceTaintRule"):
                 add_note(
                     state,
-                    "not checked: the input has no DeviceTaintRules; devices count as tainted only by their "
-                    "ResourceSlices",
+                    "not checked: missing DeviceTaintRules (not in the input, or not readable); devices count "
+                    "as tainted only by their ResourceSlices",
                 )
             s.allocator = Allocator(idx, to_allocate)
         s.user_claims = to_allocate
