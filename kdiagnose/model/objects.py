@@ -360,6 +360,7 @@ class Node:
         "conditions",
         "declared_features",
         "images",
+        "kubelet_version",
         "labels",
         "name",
         "provider_id",
@@ -396,6 +397,9 @@ class Node:
         self.declared_features: frozenset[str] = frozenset(
             str(f) for f in _list(status.get("declaredFeatures")) if isinstance(f, str)
         )
+        # status.nodeInfo.kubeletVersion: what a node-side remedy (a kubelet feature gate) has to start from.
+        info = _dict(status.get("nodeInfo"))
+        self.kubelet_version: str = str(info.get("kubeletVersion") or "")
         self.raw: Obj | None = obj if keep_raw else None
 
     def __repr__(self) -> str:

@@ -21,6 +21,7 @@ from kdiagnose.model.snapshot import Snapshot
 from kdiagnose.remedies import (
     affinity,
     missing,
+    node_declared_features,
     node_unschedulable,
     nominated,
     ports,
@@ -53,6 +54,7 @@ RANK = {
     "free-port": 6,
     "free-claim": 6,
     "volume": 7,
+    "node-feature": 8,
     "toleration": 10,
     "relax-affinity": 11,
     "right-size": 12,
@@ -87,6 +89,7 @@ def compute_remedies(
         missing.remedies,
         preemption.remedies,
         node_unschedulable.remedies,
+        node_declared_features.remedies,
         nominated.remedies,
         lambda c: scale_pool.remedies(c, specs),
         ports.remedies,
