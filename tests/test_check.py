@@ -525,7 +525,8 @@ def test_multi_document_stdin_input() -> None:
     assert len(doc["workloads"]) == 8
     assert {w["file"] for w in doc["workloads"]} == {"<stdin>"}
     assert doc["ignoredKinds"] == {"ConfigMap": 1, "Service": 1}
-    assert doc["workloads"][1]["line"] == 11  # the `---` line that starts the second document
+    # The second document's object: its apiVersion line, not the `---` on line 11 before it.
+    assert (doc["workloads"][1]["line"], doc["workloads"][1]["column"]) == (12, 1)
 
 
 def test_a_directory_is_read_recursively(tmp_path: Path) -> None:

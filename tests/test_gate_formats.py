@@ -1,28 +1,34 @@
-"""`kdiagnose check` output formats, each parsed back the way its consumer reads it."""
+"""`kdiagnose check` output formats, each parsed back the way its consumer reads it: SARIF against the
+official OASIS 2.1.0 schema, JUnit against the Jenkins junit-10.xsd (both vendored in tests/schemas/, see its
+README), GitHub workflow commands through a strict parser of their syntax (tests/ci_formats.py)."""
 
 from __future__ import annotations
 
 import json
-import re
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 
 from kdiagnose.gate.formats import github, junit, sarif
 from kdiagnose.gate.formats import json as gate_json
 from kdiagnose.gate.formats import text as gate_text
+from kdiagnose.gate.locate import PathBase
 from kdiagnose.gate.placement import run_gate
 from kdiagnose.gate.result import GateOptions, GateResult
 from kdiagnose.load.files import RawObject, load_paths
 from kdiagnose.load.manifests import expand_workloads
 from kdiagnose.load.snapshot import build_snapshot
 from kdiagnose.versions import dialect_for
+from tests.ci_formats import (
+    github_commands,
+    unescape_data,
+    unescape_property,
+    validate_junit,
+    validate_sarif,
+)
 
-FIX = Path(__file__).resolve().parent.parent / "fixtures" / "check"
-SCHEMA = Path(__file__).resolve().parent / "schemas" / "sarif-2.1.0-subset.json"
-
+REPO = Path(__file__).resolve().parent.parent
+FIX = REPO / "fixtures" / "check"
 ANTI_AFFINITY_MSG = (
     "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. no new claims to deallocate, "
     "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
@@ -30,6 +36,7 @@ ANTI_AFFINITY_MSG = (
 
 
 def _result(*, stdin: bool = False, fail_on: str = "unschedulable") -> GateResult:
+    # Paths are shown relative to the git work tree around the working directory: this repository.
     """web (fails, line 2 of its file), an ignored Job, and a DaemonSet that fits."""
     objects = load_paths(
         [str(FIX / "web-anti-affinity.manifests.yaml"), str(FIX / "daemonset.manifests.yaml")]
@@ -45,21 +52,23 @@ def _result(*, stdin: bool = False, fail_on: str = "unschedulable") -> GateResul
     objects.append(RawObject(ignored, "jobs/skip.yaml", 0, 1))
     workloads, other = expand_workloads(objects)
     snap = build_snapshot(load_paths([str(FIX / "cluster-two-nodes.yaml")]).objects, dialect_for("v1.34.1"))
-    return run_gate(
+    result = run_gate(
         snap,
         workloads,
         options=GateOptions(fail_on=fail_on),
         ignored_kinds=other,
         snapshot_source="cluster.yaml",
     )
+    result.paths = PathBase(cwd=REPO)
+    return result
 
 
 # ---------------------------------------------------------------------------------------------- JUnit
 
 
 def test_junit_has_one_testcase_per_workload_and_the_message_as_failure() -> None:
-    root = ET.fromstring(junit.render(_result()))
-    assert root.tag == "testsuites"
+    text = junit.render(_result())
+    root = validate_junit(text)
     (suite,) = root.findall("testsuite")
     cases = suite.findall("testcase")
     assert [(c.get("classname"), c.get("name")) for c in cases] == [
@@ -78,11 +87,16 @@ def test_junit_has_one_testcase_per_workload_and_the_message_as_failure() -> Non
     assert failure is not None
     assert failure.get("message") == ANTI_AFFINITY_MSG
     assert failure.get("type") == "unschedulable"
-    assert "web-anti-affinity.manifests.yaml:2" in (failure.text or "")
+    # The text starts with the field to blame: the pod's required anti-affinity, line 16 column 11.
+    assert (failure.text or "").startswith(
+        "fixtures/check/web-anti-affinity.manifests.yaml:16:11: Deployment default/web "
+        "(fixtures/check/web-anti-affinity.manifests.yaml:2:1): 2 of 3 fit"
+    )
     assert cases[1].find("failure") is None and cases[1].find("skipped") is None
+    out = cases[1].find("system-out")
+    assert out is not None
+    assert out.text == "fixtures/check/daemonset.manifests.yaml:1:1: all 2 targeted node(s) fit"
     assert cases[2].find("skipped") is not None
-    for case in cases:  # the children the common JUnit schema allows in a testcase
-        assert {child.tag for child in case} <= {"failure", "error", "skipped", "system-out", "system-err"}
 
 
 def test_junit_replaces_characters_xml_cannot_carry() -> None:
@@ -92,15 +106,9 @@ def test_junit_replaces_characters_xml_cannot_carry() -> None:
 # ---------------------------------------------------------------------------------------------- SARIF
 
 
-def _validate_sarif(doc: dict[str, object]) -> None:
-    schema = json.loads(SCHEMA.read_text())
-    jsonschema.Draft7Validator.check_schema(schema)
-    jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker()).validate(doc)
-
-
-def test_sarif_is_valid_and_points_at_the_failing_document() -> None:
+def test_sarif_is_valid_and_points_at_the_blamed_field_with_the_object_related() -> None:
     doc = json.loads(sarif.render(_result()))
-    _validate_sarif(doc)
+    validate_sarif(doc)
     assert doc["version"] == "2.1.0"
     (run,) = doc["runs"]
     rules = run["tool"]["driver"]["rules"]
@@ -110,88 +118,61 @@ def test_sarif_is_valid_and_points_at_the_failing_document() -> None:
     assert res["message"]["text"].startswith("Deployment default/web")
     assert ANTI_AFFINITY_MSG in res["message"]["text"]
     (loc,) = res["locations"]
-    phys = loc["physicalLocation"]
-    assert phys["artifactLocation"]["uri"].endswith("fixtures/check/web-anti-affinity.manifests.yaml")
-    assert phys["region"] == {"startLine": 2}
+    assert loc["physicalLocation"] == {
+        "artifactLocation": {
+            "uri": "fixtures/check/web-anti-affinity.manifests.yaml",
+            "uriBaseId": "%SRCROOT%",
+        },
+        "region": {"startLine": 16, "startColumn": 11},
+    }
+    assert loc["message"]["text"] == (
+        "spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution: "
+        "node(s) didn't match pod anti-affinity rules"
+    )
     assert loc["logicalLocations"] == [
         {"name": "web", "fullyQualifiedName": "Deployment default/web", "kind": "resource"}
     ]
+    (obj,) = res["relatedLocations"]
+    assert obj["physicalLocation"]["region"] == {"startLine": 2, "startColumn": 1}
+    # %SRCROOT% is declared without the machine's absolute path (SARIF 2.1.0 §3.14.14 allows it).
+    assert run["originalUriBaseIds"] == {
+        "%SRCROOT%": {
+            "description": {"text": "The root the artifact paths are relative to: the git work tree."}
+        }
+    }
+    assert run["invocations"] == [{"executionSuccessful": True, "toolExecutionNotifications": []}]
 
 
 def test_sarif_from_stdin_has_only_a_logical_location() -> None:
     doc = json.loads(sarif.render(_result(stdin=True)))
-    _validate_sarif(doc)
+    validate_sarif(doc)
     (res,) = doc["runs"][0]["results"]
     assert "physicalLocation" not in res["locations"][0]
     assert "originalUriBaseIds" not in doc["runs"][0]
 
 
-@pytest.mark.parametrize(
-    ("source", "uri"),
-    [
-        pytest.param("k8s/app.yaml", ("k8s/app.yaml", "%SRCROOT%"), id="a relative path stays relative"),
-        pytest.param("k8s/my app.yaml", ("k8s/my%20app.yaml", "%SRCROOT%"), id="spaces are percent-encoded"),
-        pytest.param(
-            "/elsewhere/x.yaml",
-            ("file:///elsewhere/x.yaml", None),
-            id="an outside absolute path is a file URI",
-        ),
-        pytest.param("<stdin>", None, id="stdin has no URI"),
-    ],
-)
-def test_sarif_artifact_uris(source: str, uri: tuple[str, str | None] | None) -> None:
-    assert sarif.artifact_uri(source) == uri
-
-
 # ---------------------------------------------------------------------------------------------- GitHub
-
-_COMMAND = re.compile(r"^::(?P<cmd>[a-z]+) (?P<props>[^:]*)::(?P<msg>.*)$")
-
-
-def _unescape_data(s: str) -> str:
-    # The runner's command parser (actions/runner ActionCommand.cs): %0D, %0A, then %25.
-    return s.replace("%0D", "\r").replace("%0A", "\n").replace("%25", "%")
-
-
-def _unescape_property(s: str) -> str:
-    return (
-        s.replace("%0D", "\r")
-        .replace("%0A", "\n")
-        .replace("%3A", ":")
-        .replace("%2C", ",")
-        .replace("%25", "%")
-    )
-
-
-def _parse(line: str) -> tuple[str, dict[str, str], str]:
-    m = _COMMAND.match(line)
-    assert m is not None, line
-    props = dict(p.split("=", 1) for p in m.group("props").split(","))
-    return (
-        m.group("cmd"),
-        {k: _unescape_property(v) for k, v in props.items()},
-        _unescape_data(m.group("msg")),
-    )
 
 
 def test_github_annotations_parse_back_to_file_line_and_message() -> None:
-    lines = github.render(_result()).splitlines()
-    annotations = [x for x in lines if x.startswith("::")]
-    assert len(annotations) == 1
-    cmd, props, msg = _parse(annotations[0])
-    assert cmd == "error"
-    assert props["file"].endswith("fixtures/check/web-anti-affinity.manifests.yaml")
-    assert props["line"] == "2"
-    assert props["title"] == "kdiagnose: Deployment default/web (unschedulable)"
-    assert msg.splitlines()[0].endswith(ANTI_AFFINITY_MSG)
-    assert "\n  node-a, node-b: InterPodAffinity" in msg
-    assert lines[-1] == "kdiagnose check: 1 of 3 workload(s) fail the policy (--fail-on unschedulable)"
+    text = github.render(_result())
+    commands, plain = github_commands(text)
+    (cmd,) = commands
+    assert cmd.command == "error"
+    assert cmd.properties == {
+        "file": "fixtures/check/web-anti-affinity.manifests.yaml",
+        "line": "16",
+        "col": "11",
+        "title": "kdiagnose: Deployment default/web (unschedulable)",
+    }
+    assert cmd.message.splitlines()[0].endswith(ANTI_AFFINITY_MSG)
+    assert "\n  node-a, node-b: InterPodAffinity" in cmd.message
+    assert plain == ["kdiagnose check: 1 of 3 workload(s) fail the policy (--fail-on unschedulable)"]
 
 
 def test_github_annotation_from_stdin_has_no_file() -> None:
-    line = next(x for x in github.render(_result(stdin=True)).splitlines() if x.startswith("::"))
-    _, props, _ = _parse(line)
-    assert set(props) == {"title"}
+    (cmd,), _ = github_commands(github.render(_result(stdin=True)))
+    assert set(cmd.properties) == {"title"}
 
 
 @pytest.mark.parametrize(
@@ -206,7 +187,26 @@ def test_github_annotation_from_stdin_has_no_file() -> None:
 def test_github_escaping(text: str, data: str, prop: str) -> None:
     assert github.escape_data(text) == data
     assert github.escape_property(text) == prop
-    assert _unescape_data(data) == text and _unescape_property(prop) == text
+    assert unescape_data(data) == text and unescape_property(prop) == text
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        pytest.param("::error file=a.yaml,line=2::50% done", id="an unescaped percent in the message"),
+        pytest.param("::error title=a: b::m", id="an unescaped colon in a property"),
+        pytest.param("::error file=a.yaml,line=0::m", id="line 0"),
+        pytest.param("::error col=3::m", id="a column without a line"),
+        pytest.param("::error file=a.yaml,file=b.yaml::m", id="a property twice"),
+        pytest.param("::error fil=a.yaml::m", id="an unknown property"),
+        pytest.param("::eror file=a.yaml::m", id="an unknown command"),
+        pytest.param("::error file=/abs/a.yaml::m", id="an absolute path GitHub cannot map"),
+        pytest.param("::error file=a.yaml,line=2 m", id="no :: before the message"),
+    ],
+)
+def test_the_strict_github_parser_rejects_malformed_commands(line: str) -> None:
+    with pytest.raises(AssertionError):
+        github_commands(line + "\n")
 
 
 # ---------------------------------------------------------------------------------------------- JSON, human

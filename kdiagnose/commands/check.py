@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from kdiagnose.errors import UsageError
+from kdiagnose.errors import InputError, UsageError
 
 __all__ = ["OUTPUTS", "check_command"]
 
@@ -52,8 +52,6 @@ def _write_file(path: str, text: str) -> None:
     try:
         Path(path).write_text(text, encoding="utf-8")
     except OSError as e:
-        from kdiagnose.errors import InputError
-
         raise InputError(f"--output-file {path}: cannot write: {e.strerror or e}") from None
 
 
@@ -138,12 +136,18 @@ def check_command(
     pools_file: str | None = typer.Option(
         None, "--pools", metavar="FILE", help="Node pools for scale-up remedies (as for kdiagnose FILE)."
     ),
+    path_base: str | None = typer.Option(
+        None,
+        "--path-base",
+        metavar="DIR",
+        help="Report manifest paths relative to DIR (default: the git work tree, else the working directory).",
+    ),
     no_color: bool = typer.Option(False, "--no-color", help="No color (also: NO_COLOR set)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
     """Check that workload manifests (Deployments, StatefulSets, DaemonSets, Jobs, ...) fit on a cluster snapshot."""
     from kdiagnose.gate.config import GateConfig, discover_config, load_gate_config
-    from kdiagnose.gate.placement import default_remedy_fn, load_workloads, run_gate
+    from kdiagnose.gate.placement import default_remedy_fn, run_gate
     from kdiagnose.gate.policy import FAIL_ON, exit_code
     from kdiagnose.gate.result import GateOptions
 
@@ -168,53 +172,29 @@ def check_command(
         )
     if "-" in snapshot_paths and "-" in files:
         raise UsageError("stdin (-) can feed either the manifests or the snapshot, not both")
+    if path_base is not None and not Path(path_base).is_dir():
+        raise UsageError(f"--path-base {path_base}: no such directory")
 
-    from kdiagnose.commands.common import dialect_option
-    from kdiagnose.load.dump import load_snapshot
-    from kdiagnose.model.pools import pool_of
+    from kdiagnose.gate.locate import PathBase, Sources
 
-    live = None
-    if context is not None:
-        from kdiagnose.commands.live import parse_timeout
-        from kdiagnose.load.cluster import fetch_cluster, resolve_target
-
-        timeout = parse_timeout(request_timeout)
-        live = fetch_cluster(
-            resolve_target(kubeconfig, context, exec_timeout=timeout),
-            timeout=timeout,
-            k8s_version=k8s_version or cfg.k8s_version,
-            chunk_size=chunk_size,
+    paths = PathBase(path_base)
+    sources = Sources()
+    fail_on_value = fail_on or cfg.fail_on or "unschedulable"
+    try:
+        snap, workloads, other, snapshot_paths = _load(
+            files,
+            snapshot_paths,
+            context,
+            request_timeout,
+            kubeconfig,
+            chunk_size,
+            namespace,
+            k8s_version or cfg.k8s_version,
+            sources,
         )
-    version = k8s_version or cfg.k8s_version
-    explicit = dialect_option(version) if version and live is None else None
-    workloads, other = load_workloads(files, default_namespace=namespace)
-    if live is not None:
-        from kdiagnose.load.files import RawObject
-        from kdiagnose.load.snapshot import build_snapshot
-
-        fetched = live[0]
-        snap = build_snapshot(
-            (RawObject(o, f"context {context}") for o in fetched.objects),
-            live[1],
-            list_kinds=fetched.listed_kinds,
-        )
-        snap.warnings[:0] = list(fetched.warnings)
-        from kdiagnose.autoscaler.view import record_unreadable
-
-        for what, why in sorted(fetched.unreadable.items()):
-            record_unreadable(snap, what, why)
-        snapshot_paths = [f"context {context}"]
-    else:
-        # Without --k8s-version the release is inferred from the snapshot's kubelets (versions.py).
-        snap, _ = load_snapshot(snapshot_paths, explicit)
-    if not snap.node_infos:
-        # Nothing to place onto is no pass: the gate was fed the wrong snapshot (or an empty cluster).
-        from kdiagnose.errors import InputError
-
-        raise InputError(
-            f"{', '.join(snapshot_paths)}: the snapshot has no Node objects: nothing to place the workloads on "
-            "(dump the nodes too: kubectl get nodes -o yaml)"
-        )
+    except InputError as e:
+        _error_report(e, output, output_file, paths, sources, fail_on_value, snapshot_paths)
+        raise
     dialect = snap.dialect
     profiles = None
     sched_path = scheduler_config or cfg.scheduler_config
@@ -222,21 +202,28 @@ def check_command(
         from kdiagnose.schedconfig import load_scheduler_config
 
         profiles = list(load_scheduler_config(sched_path, dialect, strict=strict_config).profiles)
-    result = run_gate(
-        snap,
-        workloads,
-        profiles=profiles,
-        options=GateOptions(
-            fail_on=fail_on or cfg.fail_on or "unschedulable",
-            replace=replace,
-            headroom=headroom,
-            headroom_cap=headroom_cap,
-            config=cfg,
-        ),
-        remedy_fn=None if no_remedies else default_remedy_fn(_pools(pools_file)),
-        ignored_kinds=other,
-        snapshot_source=", ".join(snapshot_paths),
-    )
+    try:
+        result = run_gate(
+            snap,
+            workloads,
+            profiles=profiles,
+            options=GateOptions(
+                fail_on=fail_on_value,
+                replace=replace,
+                headroom=headroom,
+                headroom_cap=headroom_cap,
+                config=cfg,
+            ),
+            remedy_fn=None if no_remedies else default_remedy_fn(_pools(pools_file)),
+            ignored_kinds=other,
+            snapshot_source=_shown(paths, snapshot_paths),
+        )
+    except InputError as e:  # a replica the API server's admission would reject
+        _error_report(e, output, output_file, paths, sources, fail_on_value, snapshot_paths)
+        raise
+    result.paths, result.sources = paths, sources
+    from kdiagnose.model.pools import pool_of
+
     pools = {ni.name: p for ni in snap.node_infos if (p := pool_of(ni.node)) is not None}
     if output_file:
         _write_file(output_file, _render(result, output, pools))
@@ -248,3 +235,92 @@ def check_command(
         sys.stdout.write(_render(result, output, pools))
     sys.stdout.flush()
     raise typer.Exit(int(exit_code(result)))
+
+
+def _shown(paths: Any, snapshot_paths: list[str]) -> str:
+    """The snapshot's files as the report names them: relative to the path base, as the manifests."""
+    shown = []
+    for p in snapshot_paths:
+        rel = paths.relative(p)[0] if not p.startswith("context ") and p != "-" else ""
+        shown.append(rel or p)
+    return ", ".join(shown)
+
+
+def _load(
+    files: list[str],
+    snapshot_paths: list[str],
+    context: str | None,
+    request_timeout: str,
+    kubeconfig: str | None,
+    chunk_size: int,
+    namespace: str,
+    version: str | None,
+    sources: Any,
+) -> tuple[Any, list[Any], dict[str, int], list[str]]:
+    """(snapshot, workloads, other kinds, the snapshot's sources as reported): the manifests first, so a
+    broken manifest is reported before a slow live fetch; InputError for anything unreadable."""
+    from kdiagnose.commands.common import dialect_option
+    from kdiagnose.gate.placement import load_workloads
+    from kdiagnose.load.dump import load_snapshot
+
+    workloads, other = load_workloads(files, default_namespace=namespace, sources=sources)
+    if context is not None:
+        from kdiagnose.autoscaler.view import record_unreadable
+        from kdiagnose.commands.live import parse_timeout
+        from kdiagnose.load.cluster import fetch_cluster, resolve_target
+        from kdiagnose.load.files import RawObject
+        from kdiagnose.load.snapshot import build_snapshot
+
+        timeout = parse_timeout(request_timeout)
+        fetched, dialect = fetch_cluster(
+            resolve_target(kubeconfig, context, exec_timeout=timeout),
+            timeout=timeout,
+            k8s_version=version,
+            chunk_size=chunk_size,
+        )
+        snap = build_snapshot(
+            (RawObject(o, f"context {context}") for o in fetched.objects),
+            dialect,
+            list_kinds=fetched.listed_kinds,
+        )
+        snap.warnings[:0] = list(fetched.warnings)
+        for what, why in sorted(fetched.unreadable.items()):
+            record_unreadable(snap, what, why)
+        snapshot_paths = [f"context {context}"]
+    else:
+        # Without --k8s-version the release is inferred from the snapshot's kubelets (versions.py).
+        snap, _ = load_snapshot(snapshot_paths, dialect_option(version) if version else None)
+    if not snap.node_infos:
+        # Nothing to place onto is no pass: the gate was fed the wrong snapshot (or an empty cluster).
+        raise InputError(
+            f"{', '.join(snapshot_paths)}: the snapshot has no Node objects: nothing to place the workloads on "
+            "(dump the nodes too: kubectl get nodes -o yaml)"
+        )
+    return snap, workloads, other, snapshot_paths
+
+
+def _error_report(
+    error: InputError,
+    output: str,
+    output_file: str | None,
+    paths: Any,
+    sources: Any,
+    fail_on: str,
+    snapshot_paths: list[str],
+) -> None:
+    """Input that cannot be read still gets its report (an <error> testcase, a SARIF notification with
+    executionSuccessful false, a ::error annotation): CI shows what broke instead of a missing file. The
+    one-line error and exit code 3 follow as for any input error."""
+    if output == "human":
+        return
+    from kdiagnose.gate.findings import input_problem
+    from kdiagnose.gate.result import GateResult
+
+    result = GateResult([], fail_on, "", _shown(paths, snapshot_paths), 0, 0, paths=paths, sources=sources)
+    result.errors.append(input_problem(error, paths, sources))
+    text = _render(result, output, {})
+    if output_file:
+        _write_file(output_file, text)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()

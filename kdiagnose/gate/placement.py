@@ -17,6 +17,7 @@ The outcomes and `--fail-on` are in policy.py, the result types in result.py.
 from __future__ import annotations
 
 import copy
+import re
 import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -34,6 +35,7 @@ from kdiagnose.gate.result import (
 )
 from kdiagnose.load.admission import AdmissionContext, admit_pod, default_storage_class
 from kdiagnose.load.manifests import Workload, daemon_pod_for_node, daemon_predicate_pod, expand_workloads
+from kdiagnose.load.raw import where
 from kdiagnose.model.objects import ModelError, Pod
 from kdiagnose.model.requests import finish_pod
 from kdiagnose.remedies.autoscaler import SCALE_UP_KINDS
@@ -44,6 +46,7 @@ from kdiagnose.scheduler.plugins.helper.node_selector import RequiredNodeSelecto
 from kdiagnose.scheduler.plugins.tainttoleration.taint_toleration import find_untolerated_taint
 
 if TYPE_CHECKING:
+    from kdiagnose.gate.locate import Sources
     from kdiagnose.model.pools import PoolSpec
     from kdiagnose.model.snapshot import Snapshot
     from kdiagnose.scheduler.diagnosis import Diagnosis
@@ -61,14 +64,27 @@ _SYSTEM_PRIORITY_CLASSES = ("system-cluster-critical", "system-node-critical")
 
 
 def load_workloads(
-    paths: list[str], stdin: BinaryIO | None = None, default_namespace: str = "default"
+    paths: list[str],
+    stdin: BinaryIO | None = None,
+    default_namespace: str = "default",
+    sources: Sources | None = None,
 ) -> tuple[list[Workload], dict[str, int]]:
-    """Read the manifests (files, directories, `-`) and expand the workload kinds; others are counted."""
+    """Read the manifests (files, directories, `-`) and expand the workload kinds; others are counted.
+    `sources` keeps stdin's text, so findings can name its lines (files are read again when needed)."""
+    import io
+
     from kdiagnose.load.files import load_paths
+    from kdiagnose.load.limits import read_stream
 
     if sum(1 for p in paths if p == "-") > 1:
         raise UsageError("-f - (stdin) can be given only once")
-    result = load_paths(paths, stdin if stdin is not None else (sys.stdin.buffer if "-" in paths else None))
+    stream = None
+    if "-" in paths:
+        data = read_stream(stdin if stdin is not None else sys.stdin.buffer, "<stdin>")
+        if sources is not None:
+            sources.set_stdin(data)
+        stream = io.BytesIO(data)
+    result = load_paths(paths, stream)
     return expand_workloads(result.objects, default_namespace)
 
 
@@ -426,10 +442,20 @@ class _Gate:
                     "replicas are checked in addition (--replace checks an update instead)"
                 )
         self.add_owners(w)
-        if w.per_node:
-            self.place_daemon(w, r)
-        else:
-            self.place_replicas(w, r)
+        try:
+            if w.per_node:
+                self.place_daemon(w, r)
+            else:
+                self.place_replicas(w, r)
+        except InputError as e:
+            # Name the manifest's workload and file, not the replica pod the gate made up from it.
+            text = str(e)
+            for p in w.pods[:1] or [daemon_predicate_pod(w)]:
+                meta = p.get("metadata") or {}
+                text = re.sub(rf"^Pod {re.escape(str(meta.get('namespace')))}/\S+?:? ", "", text)
+            raise InputError(
+                f"{where(w.source, w.doc_index, w.line)}: {w.key}: pod template: {text}"
+            ) from None
         return r
 
     # ------------------------------------------------------------ headroom

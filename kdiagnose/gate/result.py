@@ -9,6 +9,7 @@ from kdiagnose.gate.policy import Outcome
 
 if TYPE_CHECKING:
     from kdiagnose.gate.config import GateConfig
+    from kdiagnose.gate.locate import Location, PathBase, Sources
     from kdiagnose.load.manifests import Workload
     from kdiagnose.results import PodReport
 
@@ -17,6 +18,7 @@ __all__ = [
     "GateOptions",
     "GateResult",
     "Headroom",
+    "InputProblem",
     "NodeFailure",
     "Placement",
     "WorkloadResult",
@@ -70,6 +72,10 @@ class WorkloadResult:
     # SCALE_UP: "fits after scale-up of group apps: 2 of 3 → 3", or why no autoscaler can add the node.
     scale_up: str = ""
     scale_up_ok: bool = False
+    # Where CI shows it (gate/locate.py, filled by findings.locate): the object, and the fields to blame.
+    location: Location | None = None
+    fields: list[Location] = field(default_factory=list)
+    rendered_from: Location | None = None  # helm: the document's place in the rendered input
 
     @property
     def summary(self) -> str:
@@ -118,6 +124,15 @@ def first_line(pr: PodReport) -> str:
 
 
 @dataclass(slots=True)
+class InputProblem:
+    """A manifest (or snapshot) the gate could not read: the report still says where and what."""
+
+    message: str  # the one-line error, as printed
+    location: Location | None = None
+    workload: str = ""  # "Deployment web" when the error names one
+
+
+@dataclass(slots=True)
 class GateResult:
     results: list[WorkloadResult]
     fail_on: str
@@ -128,6 +143,10 @@ class GateResult:
     ignored_kinds: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     headroom_cap: int | None = None  # set when headroom was computed
+    errors: list[InputProblem] = field(default_factory=list)  # input errors: nothing was checked
+    paths: PathBase | None = None  # how paths are shown (default: git work tree or working directory)
+    sources: Sources | None = None  # the manifests' text, for lines and columns
+    located: bool = False
 
     @property
     def failing(self) -> list[WorkloadResult]:

@@ -132,6 +132,7 @@ class Workload:
     source: str
     line: int
     doc_index: int
+    item: int = 0  # the k-th object of its document (a List's items), for locating it
     pods: list[Obj] = field(default_factory=list)
     claims: list[Obj] = field(default_factory=list)  # PVCs a StatefulSet would create
     owners: list[Obj] = field(default_factory=list)  # synthetic ReplicaSet/StatefulSet objects for spreading
@@ -406,8 +407,14 @@ def expand_workloads(
     """Workloads in input order, and the count of other kinds that were ignored (e.g. Service, ConfigMap)."""
     out: list[Workload] = []
     other: dict[str, int] = {}
+    per_doc: dict[tuple[str, int, int], int] = {}
     for raw in objects:
+        key = (raw.source, raw.doc_index, raw.line)
+        item = per_doc.get(key, 0)
+        per_doc[key] = item + 1
         w = _expand(raw, default_namespace)
+        if w is not None:
+            w.item = item
         if w is None:
             k = str(raw.obj.get("kind") or "<no kind>")
             other[k] = other.get(k, 0) + 1

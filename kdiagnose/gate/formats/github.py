@@ -1,21 +1,25 @@
-"""`kdiagnose check -o github`: GitHub Actions workflow commands, one annotation per workload needing one.
+"""`kdiagnose check -o github`: GitHub Actions workflow commands, one annotation per finding.
 
-`::error file=F,line=L,title=T::MESSAGE` for workloads failing the --fail-on policy, `::warning` for those
-that fit only by preemption or scale-up but pass it. Escaping follows the Actions runner
-(actions/toolkit command.ts): in the message `%`, `\\r`, `\\n` become `%25`, `%0D`, `%0A`; in property
-values `:` and `,` also become `%3A` and `%2C`.
+`::error` for workloads failing the --fail-on policy and for input that could not be read, `::warning`
+for workloads that pass only by preemption or scale-up and for warnings about the snapshot, `::notice`
+for notes (gate/findings.py). Each names `file` (relative to the path base, as GitHub maps annotations
+onto the repository; a file outside the base is named only in the message), `line` and `col` of the field to blame or of the object's `apiVersion` line, and a
+`title`. Escaping follows the Actions runner (actions/toolkit command.ts): in the message `%`, `\\r`, `\\n`
+become `%25`, `%0D`, `%0A`; in property values `:` and `,` also become `%3A` and `%2C`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kdiagnose.gate.formats.text import failure_text
+from kdiagnose.gate.findings import findings
 
 if TYPE_CHECKING:
     from kdiagnose.gate.result import GateResult
 
-__all__ = ["escape_data", "escape_property", "render"]
+__all__ = ["COMMANDS", "escape_data", "escape_property", "render"]
+
+COMMANDS = {"error": "error", "warning": "warning", "note": "notice"}
 
 
 def escape_data(text: str) -> str:
@@ -28,23 +32,22 @@ def escape_property(text: str) -> str:
 
 def render(result: GateResult) -> str:
     lines = []
-    for r in result.results:
-        if r.fails_policy:
-            command = "error"
-        elif r.outcome.value in ("preemption", "scale-up"):
-            command = "warning"
-        else:
-            continue
-        w = r.workload
+    for f in findings(result):
         props = []
-        if not (w.source.startswith("<") and w.source.endswith(">")):
-            props.append(f"file={escape_property(w.source)}")
-            if w.line > 0:
-                props.append(f"line={w.line}")
-        props.append(f"title={escape_property(f'kdiagnose: {w.key} ({r.outcome.value})')}")
-        lines.append(f"::{command} {','.join(props)}::{escape_data(failure_text(r))}")
-    failing = len(result.failing)
-    lines.append(
-        f"kdiagnose check: {failing} of {len(result.results)} workload(s) fail the policy (--fail-on {result.fail_on})"
-    )
+        loc = f.location
+        if loc is not None and loc.file and not loc.outside:  # an outside path maps to no repository file
+            props.append(f"file={escape_property(loc.file)}")
+            if loc.line > 0:
+                props.append(f"line={loc.line}")
+                if loc.column > 0:
+                    props.append(f"col={loc.column}")
+        props.append(f"title={escape_property(f.title)}")
+        lines.append(f"::{COMMANDS[f.level]} {','.join(props)}::{escape_data(f.message)}")
+    if result.errors:
+        lines.append(f"kdiagnose check: invalid input, nothing was checked ({len(result.errors)} error(s))")
+    else:
+        lines.append(
+            f"kdiagnose check: {len(result.failing)} of {len(result.results)} workload(s) fail the policy "
+            f"(--fail-on {result.fail_on})"
+        )
     return "\n".join(lines) + "\n"

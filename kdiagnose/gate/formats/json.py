@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from kdiagnose.report.json import API_VERSION, pod_document, to_plain
 
 if TYPE_CHECKING:
+    from kdiagnose.gate.locate import Location
     from kdiagnose.gate.result import GateResult, WorkloadResult
 
 __all__ = ["KIND", "check_document", "render"]
@@ -19,15 +20,32 @@ __all__ = ["KIND", "check_document", "render"]
 KIND = "CheckReport"
 
 
+def _place(loc: Location | None) -> dict[str, Any] | None:
+    if loc is None:
+        return None
+    out: dict[str, Any] = {"file": loc.file or None, "line": loc.line or None, "column": loc.column or None}
+    if loc.field:
+        out["field"] = loc.field
+    if loc.note:
+        out["why"] = loc.note
+    return out
+
+
 def _workload(r: WorkloadResult, pools: dict[str, str]) -> dict[str, Any]:
     w = r.workload
     h = r.headroom
+    loc = r.location
     return {
         "kind": w.kind,
         "namespace": w.namespace,
         "name": w.name,
-        "file": w.source,
-        "line": w.line or None,
+        # Relative to the path base (gate/locate.py); the object's apiVersion line. Helm output: the
+        # template file, with the rendered input's place in renderedFrom.
+        "file": (loc.file or w.source) if loc is not None else w.source,
+        "line": (loc.line or None) if loc is not None else (w.line or None),
+        "column": (loc.column or None) if loc is not None else None,
+        "renderedFrom": _place(r.rendered_from),
+        "fields": [_place(f) for f in r.fields],
         "document": w.doc_index,
         "outcome": r.outcome.value,
         "failsPolicy": r.fails_policy,
@@ -53,6 +71,9 @@ def _workload(r: WorkloadResult, pools: dict[str, str]) -> dict[str, Any]:
 
 
 def check_document(result: GateResult, pools: dict[str, str] | None = None) -> dict[str, Any]:
+    from kdiagnose.gate.where import locate
+
+    locate(result)
     counts: dict[str, int] = {}
     for r in result.results:
         counts[r.outcome.value] = counts.get(r.outcome.value, 0) + 1
@@ -62,7 +83,7 @@ def check_document(result: GateResult, pools: dict[str, str] | None = None) -> d
         "kubernetesVersion": result.k8s_version,
         "snapshot": result.snapshot_source,
         "failOn": result.fail_on,
-        "passed": not result.failing,
+        "passed": not result.failing and not result.errors,
         "summary": {
             "nodes": result.num_nodes,
             "podsInSnapshot": result.num_pods,
@@ -73,6 +94,11 @@ def check_document(result: GateResult, pools: dict[str, str] | None = None) -> d
         "headroomCap": result.headroom_cap,
         "ignoredKinds": dict(sorted(result.ignored_kinds.items())),
         "warnings": list(result.warnings),
+        # Input that could not be read: nothing was checked (exit code 3).
+        "errors": [
+            {"message": e.message, "workload": e.workload or None, "location": _place(e.location)}
+            for e in result.errors
+        ],
         "workloads": [_workload(r, pools or {}) for r in result.results],
     }
 

@@ -1,85 +1,101 @@
-"""`kdiagnose check -o sarif`: SARIF 2.1.0 (OASIS), one result per workload failing the --fail-on policy
-(level error), and one per workload that passes only by preemption or after scale-up (level warning).
+"""`kdiagnose check -o sarif`: SARIF 2.1.0 (OASIS), one result per finding (gate/findings.py).
 
-Each result points at the manifest file (a relative URI under %SRCROOT% when the path is relative, as
-GitHub code scanning expects) and the line its YAML document starts at. Input read from stdin has no file:
-such a result carries only a logical location (the workload).
+- Results: level `error` for workloads failing the --fail-on policy, `warning` for those passing only by
+  preemption or after scale-up, `note` for workloads not checked, with only risky remedies, or with notes.
+  Each points at the field to blame (exact line and column) or the object's `apiVersion` line; the object
+  and other blamed fields are `relatedLocations`. Paths are relative to `%SRCROOT%` (the path base:
+  `--path-base`, else the git work tree, else the working directory), declared in `originalUriBaseIds`;
+  a file outside the base is an absolute file URI. The base's own absolute URI is left out (the spec
+  allows it), so the report reveals no machine's directory layout and is the same on every checkout. Input read from stdin has only a logical location (the
+  workload), unless helm's `# Source:` comments name the template file.
+- `invocations[0]`: `executionSuccessful` false when the input could not be read (the report is still
+  written), with each input error and each run-level warning (snapshot, no workload) as a
+  `toolExecutionNotification`, which needs no location.
 """
 
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 from kdiagnose import __version__
-from kdiagnose.gate.formats.text import failure_text
+from kdiagnose.gate.findings import RULES, Finding, findings
+from kdiagnose.gate.locate import Location, PathBase
 
 if TYPE_CHECKING:
-    from kdiagnose.gate.result import GateResult, WorkloadResult
+    from kdiagnose.gate.result import GateResult
 
-__all__ = ["RULES", "SARIF_SCHEMA", "SARIF_VERSION", "artifact_uri", "render", "sarif_document", "warns"]
+__all__ = ["SARIF_SCHEMA", "SARIF_VERSION", "SRCROOT", "render", "sarif_document"]
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/kdiagnose/kdiagnose"
 SRCROOT = "%SRCROOT%"
-
-# (id, name, short description); one rule per outcome that can fail the policy.
-RULES: tuple[tuple[str, str, str], ...] = (
-    ("unschedulable", "WorkloadUnschedulable", "A replica of the workload fits on no node of the cluster."),
-    ("scale-up", "WorkloadNeedsScaleUp", "A replica fits only on a node a node pool would have to add."),
-    ("preemption", "WorkloadNeedsPreemption", "A replica fits only by preempting lower-priority pods."),
-)
 _RULE_INDEX = {rule[0]: i for i, rule in enumerate(RULES)}
 
 
-def artifact_uri(source: str) -> tuple[str, str | None] | None:
-    """(uri, uriBaseId) for a manifest path; None for stdin. Relative paths stay relative (to %SRCROOT%)."""
-    if source.startswith("<") and source.endswith(">"):
+def _physical(loc: Location) -> dict[str, Any] | None:
+    if not loc.file:
         return None
-    path = Path(source)
-    if path.is_absolute():
-        try:
-            rel = path.resolve().relative_to(Path.cwd().resolve())
-        except ValueError:
-            return path.as_uri(), None
-        return quote(rel.as_posix(), safe="/"), SRCROOT
-    return quote(PurePosixPath(*path.parts).as_posix(), safe="/"), SRCROOT
+    artifact: dict[str, Any] = {"uri": PathBase.uri(loc)}
+    if not loc.outside:
+        artifact["uriBaseId"] = SRCROOT
+    physical: dict[str, Any] = {"artifactLocation": artifact}
+    if loc.line > 0:
+        region: dict[str, Any] = {"startLine": loc.line}
+        if loc.column > 0:
+            region["startColumn"] = loc.column
+        physical["region"] = region
+    return physical
 
 
-def warns(r: WorkloadResult) -> bool:
-    """A non-failing outcome CI should still show: fits only by preemption or only after scale-up."""
-    return not r.fails_policy and r.outcome.value in ("preemption", "scale-up")
+def _location(loc: Location | None, f: Finding, index: int | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if index is not None:
+        out["id"] = index
+    if loc is not None:
+        physical = _physical(loc)
+        if physical is not None:
+            out["physicalLocation"] = physical
+        if loc.field or loc.note:
+            out["message"] = {"text": f"{loc.field}: {loc.note}" if loc.field else loc.note}
+    if index is None and f.workload is not None:
+        w = f.workload.workload
+        out["logicalLocations"] = [{"name": w.name, "fullyQualifiedName": w.key, "kind": "resource"}]
+    return out
 
 
-def _result(r: WorkloadResult) -> dict[str, Any]:
-    w = r.workload
-    rule = r.outcome.value
+def _result(f: Finding) -> dict[str, Any]:
     res: dict[str, Any] = {
-        "ruleId": rule,
-        "ruleIndex": _RULE_INDEX[rule],
-        "level": "warning" if warns(r) else "error",
-        "message": {"text": failure_text(r)},
-        "partialFingerprints": {"kdiagnoseWorkload/v1": hashlib.sha256(w.key.encode()).hexdigest()[:32]},
+        "ruleId": f.rule,
+        "ruleIndex": _RULE_INDEX[f.rule],
+        "level": f.level,
+        "message": {"text": f.message},
+        "locations": [_location(f.location, f)],
     }
-    logical = {"name": w.name, "fullyQualifiedName": w.key, "kind": "resource"}
-    location: dict[str, Any] = {"logicalLocations": [logical]}
-    uri = artifact_uri(w.source)
-    if uri is not None:
-        artifact: dict[str, Any] = {"uri": uri[0]}
-        if uri[1]:
-            artifact["uriBaseId"] = uri[1]
-        physical: dict[str, Any] = {"artifactLocation": artifact}
-        if w.line > 0:
-            physical["region"] = {"startLine": w.line}
-        location["physicalLocation"] = physical
-    res["locations"] = [location]
+    if f.related:
+        res["relatedLocations"] = [_location(x, f, i) for i, x in enumerate(f.related, 1)]
+    if f.workload is not None:
+        key = f"{f.workload.workload.key}/{f.rule}"
+        res["partialFingerprints"] = {"kdiagnoseWorkload/v1": hashlib.sha256(key.encode()).hexdigest()[:32]}
     return res
 
 
+def _notification(f: Finding) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "level": f.level,
+        "message": {"text": f.message},
+        "descriptor": {"id": f.rule, "index": _RULE_INDEX[f.rule]},
+    }
+    if f.location is not None and _physical(f.location) is not None:
+        out["locations"] = [_location(f.location, f)]
+    return out
+
+
 def sarif_document(result: GateResult) -> dict[str, Any]:
+    all_findings = findings(result)
+    located = [f for f in all_findings if f.workload is not None]
+    run_level = [f for f in all_findings if f.workload is None]
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -91,21 +107,35 @@ def sarif_document(result: GateResult) -> dict[str, Any]:
                         "id": rid,
                         "name": name,
                         "shortDescription": {"text": text},
-                        "defaultConfiguration": {"level": "error"},
+                        "defaultConfiguration": {"level": level},
                     }
-                    for rid, name, text in RULES
+                    for rid, name, text, level in RULES
                 ],
             }
         },
-        "results": [_result(r) for r in result.results if r.fails_policy or warns(r)],
+        "invocations": [
+            {
+                "executionSuccessful": not result.errors,
+                "toolExecutionNotifications": [_notification(f) for f in run_level],
+            }
+        ],
+        "results": [_result(f) for f in located],
         "properties": {
             "kubernetesVersion": result.k8s_version,
             "snapshot": result.snapshot_source,
             "failOn": result.fail_on,
         },
     }
-    if any((u := artifact_uri(r.workload.source)) is not None and u[1] for r in result.failing):
-        run["originalUriBaseIds"] = {SRCROOT: {"uri": Path.cwd().resolve().as_uri() + "/"}}
+    locs = [x for f in all_findings for x in [f.location, *f.related] if x is not None]
+    if any(x.file and not x.outside for x in locs):
+        paths = result.paths or PathBase()
+        # Without `uri` (SARIF 2.1.0 §3.14.14 allows omitting the absolute one): the report names no
+        # machine's directories and is the same on every checkout; consumers resolve %SRCROOT% themselves.
+        run["originalUriBaseIds"] = {
+            SRCROOT: {
+                "description": {"text": f"The root the artifact paths are relative to: {paths.reason}."}
+            }
+        }
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
 
 

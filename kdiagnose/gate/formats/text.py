@@ -38,6 +38,9 @@ _MAX_REMEDIES = 3
 
 
 def location(r: WorkloadResult) -> str:
+    """`file:line:column` of the object (relative to the path base; gate/locate.py), else the source."""
+    if r.location is not None:
+        return r.location.text
     w = r.workload
     return f"{w.source}:{w.line}" if w.line > 0 else w.source
 
@@ -75,6 +78,11 @@ def node_causes(pr: PodReport) -> list[str]:
 def failure_text(r: WorkloadResult) -> str:
     """The multi-line explanation of a workload that does not fit now (used as JUnit failure text too)."""
     out = [f"{r.workload.key} ({location(r)}): {r.summary}"]
+    for f in r.fields:  # the manifest's fields the failure is about (gate/blame.py)
+        where = f.text if f.file else f"line {f.line} of the rendered input"
+        out.append(f"field {f.field} ({where}): {f.note}")
+    if r.rendered_from is not None and r.location is not None:
+        out.append(r.location.note)
     failures = [(f.node, f.report) for f in r.node_failures] or ([("", r.failure)] if r.failure else [])
     for node, pr in failures:
         if node and (len(failures) > 1 or (pr.diagnosis.message or "") not in r.summary):
@@ -164,6 +172,9 @@ def write(
     and coloured only on a terminal (never with `color=False` / NO_COLOR), as the diagnose report."""
     import os
 
+    from kdiagnose.gate.where import locate
+
+    locate(result)
     from rich.console import Console
 
     from kdiagnose.report.console_layout import Out
