@@ -231,12 +231,12 @@ class Sources:
         return lines[start:end], ref.line
 
     def object_line(self, ref: DocRef) -> int:
-        """The object's `apiVersion` line (else its first key); the loader's line when unknown. Whole YAML
-        documents are scanned as text; a List's items and JSON need the composer (field_position)."""
+        """The object's `apiVersion` line (else its first key); 0 when the text cannot be read (an archive's
+        member). Whole YAML documents are scanned as text; a List's items and JSON need the composer."""
         chunk = self._chunk_lines(ref)
         if chunk is None or ref.item or _holds_several(chunk[0]):
             pos = self.field_position(ref, ())
-            return pos[0] if pos else ref.line
+            return pos[0] if pos else 0
         lines, first = chunk
         content = 0
         for i, line in enumerate(lines):
@@ -247,7 +247,7 @@ class Sources:
                 s = s[3:].strip()
             if not content and s and not s.startswith("#"):
                 content = first + i
-        return content or ref.line
+        return content
 
     def helm_source(self, ref: DocRef) -> str | None:
         """The `# Source: chart/templates/x.yaml` comment heading the document (helm template output)."""

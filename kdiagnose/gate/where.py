@@ -36,11 +36,12 @@ def locate(result: GateResult) -> None:
     sources = result.sources = result.sources or Sources()
     for r in result.results:
         ref = _ref(r)
-        line = sources.object_line(ref)
+        found = sources.object_line(ref)
+        line = found or ref.line  # unreadable text (an archive's member): the loader's document line
         helm = sources.helm_source(ref)
         if helm:
             chart_file = paths.chart_file(helm)
-            rendered = paths.location(ref.source, line, 1)
+            rendered = paths.location(ref.source, line, 1 if found else 0)
             r.rendered_from = rendered
             note = f"rendered by helm template from {helm} ({rendered.text})"
             if chart_file is not None:
@@ -48,7 +49,7 @@ def locate(result: GateResult) -> None:
             else:
                 r.location = Location(helm, 0, 0, "", note + "; template not found under the path base")
         else:
-            r.location = paths.location(ref.source, line, 1 if line > 0 else 0)
+            r.location = paths.location(ref.source, line, 1 if found else 0)
         if not (r.fails_policy or _warns(r)):
             continue
         for b in blame(r.workload, r):

@@ -4,7 +4,6 @@ with autoscaler evidence that the node can be added; warnings reach every CI for
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kdiagnose.cli import app
+from tests.ci_formats import github_commands, validate_junit, validate_sarif
 
 CHECK = Path(__file__).resolve().parents[2] / "fixtures" / "autoscaler" / "check"
 
@@ -84,34 +84,47 @@ def test_fail_on_scale_up_still_fails_a_scale_up_with_room(monkeypatch: pytest.M
 def test_warning_is_a_sarif_result_of_level_warning(monkeypatch: pytest.MonkeyPatch) -> None:
     res = _check(monkeypatch, "--snapshot", "ca-status-room.yaml", "-o", "sarif")
     assert res.exit_code == 0
-    (result,) = json.loads(res.stdout)["runs"][0]["results"]
+    doc = json.loads(res.stdout)
+    validate_sarif(doc)
+    (result,) = doc["runs"][0]["results"]
     assert (result["ruleId"], result["level"]) == ("scale-up", "warning")
     assert "fits after scale-up of group apps: 3 of 5 → 4" in result["message"]["text"]
+    # At the cpu request the scale-up is about (line 14, column 32), relative to the repository.
+    phys = result["locations"][0]["physicalLocation"]
+    assert phys["artifactLocation"]["uri"] == "fixtures/autoscaler/check/web.manifests.yaml"
+    assert phys["region"] == {"startLine": 14, "startColumn": 32}
     failing = _check(monkeypatch, "-o", "sarif")
     (result,) = json.loads(failing.stdout)["runs"][0]["results"]
     assert (result["ruleId"], result["level"]) == ("scale-up", "error")
 
 
-def test_warning_is_in_junit_properties_and_system_out(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_warning_is_in_junit_system_out_and_counted_in_the_suite(monkeypatch: pytest.MonkeyPatch) -> None:
     res = _check(monkeypatch, "--snapshot", "ca-status-room.yaml", "-o", "junit")
     assert res.exit_code == 0
-    case = ET.fromstring(res.stdout).find("./testsuite/testcase")
+    root = validate_junit(res.stdout)  # junit-10.xsd: no properties inside a testcase
+    case = root.find("./testsuite/testcase")
     assert case is not None and case.find("failure") is None
-    props = {p.get("name"): p.get("value") for p in case.findall("./properties/property")}
-    assert props["outcome"] == "scale-up"
-    assert "fits after scale-up of group apps: 3 of 5 → 4" in (props["warning"] or "")
+    props = {p.get("name"): p.get("value") for p in root.findall("./testsuite/properties/property")}
+    assert props["warnings"] == "1"
     out = case.find("system-out")
-    assert out is not None and (out.text or "").startswith("warning: Deployment shop/web")
+    assert out is not None and (out.text or "").startswith(
+        "warning: fixtures/autoscaler/check/web.manifests.yaml:14:32: Deployment shop/web"
+    )
+    assert "fits after scale-up of group apps: 3 of 5 → 4" in (out.text or "")
 
 
 def test_warning_is_a_github_warning_command(monkeypatch: pytest.MonkeyPatch) -> None:
     res = _check(monkeypatch, "--snapshot", "ca-status-room.yaml", "-o", "github")
     assert res.exit_code == 0
-    (line,) = [x for x in res.stdout.splitlines() if x.startswith("::")]
-    assert line.startswith(
-        "::warning file=web.manifests.yaml,line=2,title=kdiagnose%3A Deployment shop/web (scale-up)::"
-    )
-    assert "fits after scale-up of group apps: 3 of 5 → 4" in line
+    (cmd,), _ = github_commands(res.stdout)
+    assert cmd.command == "warning"
+    assert cmd.properties == {
+        "file": "fixtures/autoscaler/check/web.manifests.yaml",
+        "line": "14",
+        "col": "32",
+        "title": "kdiagnose: Deployment shop/web (scale-up)",
+    }
+    assert "fits after scale-up of group apps: 3 of 5 → 4" in cmd.message
 
 
 def test_room_is_checked_against_every_replica_that_needs_a_new_node(
