@@ -6,6 +6,7 @@ the existing pods whose required anti-affinity matches the incoming pod; Filter 
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Any
 
 from kdiagnose.scheduler import names
@@ -217,6 +218,91 @@ def _candidate_pods(snapshot: Snapshot, terms: tuple[AffinityTerm, ...]) -> Iter
                     yield item
 
 
+_OWN_TERMS_KEY = "interpodaffinity:own-term-matches"
+
+# (existing pod, its node, whether it matches every required affinity term, the anti terms it matches)
+OwnMatch = tuple["Pod", "NodeInfo", bool, tuple[int, ...]]
+
+
+def _term_key(t: AffinityTerm) -> tuple[Any, ...]:
+    """What a (namespace-merged) term's matches depend on: never the incoming pod itself, so pods with the
+    same terms share one scan (the equivalence the scheduler's own PreFilter caches lack)."""
+    return (t.namespaces, t.selector, t.topology_key, t.ns_selector)
+
+
+def _scan_own(
+    snapshot: Snapshot, affinity: tuple[AffinityTerm, ...], anti: tuple[AffinityTerm, ...]
+) -> list[OwnMatch]:
+    out: list[OwnMatch] = []
+    for existing, ni in _candidate_pods(snapshot, affinity + anti):
+        all_affinity = bool(affinity) and pod_matches_all_terms(affinity, existing)
+        hits = tuple(i for i, t in enumerate(anti) if t.matches(existing, None))
+        if all_affinity or hits:
+            out.append((existing, ni, all_affinity, hits))
+    return out
+
+
+def _on_nodes(
+    snapshot: Snapshot,
+    nodes: Iterable[NodeInfo],
+    affinity: tuple[AffinityTerm, ...],
+    anti: tuple[AffinityTerm, ...],
+) -> list[OwnMatch]:
+    out: list[OwnMatch] = []
+    for ni in nodes:
+        for existing in ni.pods:
+            all_affinity = bool(affinity) and pod_matches_all_terms(affinity, existing)
+            hits = tuple(i for i, t in enumerate(anti) if t.matches(existing, None))
+            if all_affinity or hits:
+                out.append((existing, ni, all_affinity, hits))
+    return out
+
+
+def own_term_matches(
+    snapshot: Snapshot, affinity: tuple[AffinityTerm, ...], anti: tuple[AffinityTerm, ...]
+) -> list[OwnMatch]:
+    """The existing pods the incoming pod's required affinity/anti-affinity terms match, in the order
+    PreFilter counts them (the order decides the example pods a report names). Remembered per snapshot by
+    the terms, so pending pods with the same terms share it. A derived snapshot (a remedy's what-if) with
+    a single term in a single namespace takes its parent's list and rescans only the nodes it changed:
+    one term's candidates come in node order, then each node's pod order, as the list is sorted here."""
+    key = (tuple(map(_term_key, affinity)), tuple(map(_term_key, anti)))
+    memo: dict[Any, list[OwnMatch]] = snapshot.cache.setdefault(_OWN_TERMS_KEY, {})
+    hit = memo.get(key)
+    if hit is not None:
+        return hit
+    out: list[OwnMatch] | None = None
+    terms = affinity + anti
+    parent = snapshot.parent
+    if (
+        parent is not None
+        and snapshot.parent_generation == parent.generation
+        and len(terms) == 1
+        and len(terms[0].namespaces) == 1
+        and terms[0].ns_selector is None
+        and terms[0].selector is not None
+        and all(len(r.values) == 1 for r in terms[0].selector if r.op == "In")
+    ):
+        base = (parent.cache.get(_OWN_TERMS_KEY) or {}).get(key)
+        if base is not None:
+            theirs = parent.node_info_by_name
+            mine = snapshot.node_info_by_name
+            changed = {ni.name for ni in snapshot.node_infos if theirs.get(ni.name) is not ni}
+            changed.update(name for name in theirs if name not in mine)
+            if len(changed) * 4 <= len(theirs):
+                pos = {ni.name: i for i, ni in enumerate(snapshot.node_infos)}
+                kept = [m for m in base if m[1].name not in changed]
+                # Node order holds unless pods were bound into the parent (Snapshot.bind appends them).
+                if all(pos[a[1].name] <= pos[b[1].name] for a, b in itertools.pairwise(kept)):
+                    fresh = [ni for ni in snapshot.node_infos if ni.name in changed]
+                    out = kept + _on_nodes(snapshot, fresh, affinity, anti)
+                    out.sort(key=lambda m: pos[m[1].name])  # stable: each node keeps its pods' order
+    if out is None:
+        out = _scan_own(snapshot, affinity, anti)
+    memo[key] = out
+    return out
+
+
 def pre_filter(pl: InterPodAffinity, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:
     snapshot = pl.snapshot
     terms = pod_terms(pod)
@@ -236,13 +322,12 @@ def pre_filter(pl: InterPodAffinity, state: CycleState, pod: Pod) -> tuple[PreFi
         s.existing_anti_counts.update(ni.node, t.topology_key, 1, existing.key)
 
     if affinity or anti:
-        for existing, ni in _candidate_pods(snapshot, affinity + anti):
-            if affinity and pod_matches_all_terms(affinity, existing):
+        for existing, ni, all_affinity, anti_hits in own_term_matches(snapshot, affinity, anti):
+            if all_affinity:
                 for t in affinity:
                     s.affinity_counts.update(ni.node, t.topology_key, 1, existing.key)
-            for t in anti:
-                if t.matches(existing, None):
-                    s.anti_counts.update(ni.node, t.topology_key, 1, existing.key)
+            for i in anti_hits:
+                s.anti_counts.update(ni.node, anti[i].topology_key, 1, existing.key)
 
     if not s.existing_anti_counts and not affinity and not anti:
         return None, SKIP

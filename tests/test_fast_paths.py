@@ -1,0 +1,117 @@
+"""kdiagnose's fast paths agree with the plain ones on varied generated clusters (tests/varied.py).
+
+Each fast path (a memo shared by pods with the same terms, an index adjusted from a what-if's parent, ...)
+is compared with the computation it replaces, and the whole `-o json` document with remedies is compared
+with the one the plain paths give.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from kdiagnose.model.objects import Node
+from kdiagnose.model.snapshot import Snapshot
+from kdiagnose.pipeline import diagnose_snapshot
+from kdiagnose.remedies.whatif import with_bound
+from kdiagnose.report.json import report_document
+from kdiagnose.scheduler.plugins.interpodaffinity import filtering
+from kdiagnose.scheduler.plugins.interpodaffinity.terms import merge_namespaces, pod_terms
+from tests.varied import varied_snapshot
+
+SEEDS = (1, 2, 3)
+
+
+def _fresh(snap: Snapshot) -> Snapshot:
+    """The same snapshot without its parent or caches: every index rebuilt from its own nodes."""
+    copy = Snapshot.__new__(Snapshot)
+    copy.__dict__.update(snap.__dict__)
+    copy.parent = None
+    copy.cache = {}
+    return copy
+
+
+def _terms(snap: Snapshot, pod: Any) -> tuple[Any, Any]:
+    t = pod_terms(pod)
+    return (
+        tuple(merge_namespaces(snap, x) for x in t.required_affinity),
+        tuple(merge_namespaces(snap, x) for x in t.required_anti_affinity),
+    )
+
+
+def _remove_some(s: Snapshot) -> Snapshot:
+    bound = [p for p in s.pods if p.node_name]
+    return s.derive(remove_pods=bound[::7])
+
+
+def _relabel(s: Snapshot) -> Snapshot:
+    ni = s.node_infos[3]
+    raw = {"metadata": {"name": ni.name, "labels": {**ni.node.labels, "app": "x"}}, "status": {}}
+    return s.derive(node_changes={ni.name: Node(raw)})
+
+
+def _extra_node(s: Snapshot) -> Snapshot:
+    import copy
+
+    donor = s.node_infos[5]
+    clones = []
+    for p in donor.pods[:4]:
+        c = copy.copy(p)
+        c.node_name = "zz-simulated"
+        clones.append(c)
+    node = Node({"metadata": {"name": "zz-simulated", "labels": dict(donor.node.labels)}, "status": {}})
+    node.labels["kubernetes.io/hostname"] = "zz-simulated"
+    return s.derive(extra_nodes=[(node, clones)])
+
+
+def _bind_pending(s: Snapshot) -> Snapshot:
+    return with_bound(s, [(s.pending[0], s.node_infos[1].name), (s.pending[3], s.node_infos[9].name)])
+
+
+CHANGES: list[Callable[[Snapshot], Snapshot]] = [_remove_some, _relabel, _extra_node, _bind_pending]
+
+
+def _shape(matches: list[filtering.OwnMatch]) -> list[tuple[int, int, bool, tuple[int, ...]]]:
+    return [(id(p), id(ni), a, hits) for p, ni, a, hits in matches]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("change", CHANGES, ids=["pods removed", "relabelled", "extra node", "bound"])
+def test_own_term_matches_of_a_what_if_equal_a_fresh_scan(
+    seed: int, change: Callable[[Snapshot], Snapshot]
+) -> None:
+    base = varied_snapshot(nodes=40, pods_per_node=30, pending=60, seed=seed)
+    with_terms = [p for p in base.pending if any(_terms(base, p))]
+    assert len(with_terms) >= 15
+    for pod in with_terms:
+        filtering.own_term_matches(base, *_terms(base, pod))
+    derived = change(base)
+    total = 0
+    for pod in with_terms:
+        aff, anti = _terms(base, pod)
+        got = filtering.own_term_matches(derived, aff, anti)
+        want = filtering._scan_own(_fresh(derived), aff, anti)
+        assert _shape(got) == _shape(want)
+        total += len(got)
+        # The parent's memo is a scan of the parent.
+        assert _shape(filtering.own_term_matches(base, aff, anti)) == _shape(
+            filtering._scan_own(_fresh(base), aff, anti)
+        )
+    assert total > 0
+
+
+def _document(seed: int, version: str = "v1.34.1") -> dict[str, Any]:
+    snap = varied_snapshot(nodes=40, pods_per_node=30, pending=60, seed=seed, version=version)
+    doc = report_document(diagnose_snapshot(snap, source="varied.json"))
+    assert doc["summary"]["unschedulable"] >= 5 and any(p["remedies"] for p in doc["pods"])
+    return doc
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_report_with_fast_paths_equals_the_plain_paths(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = _document(seed)
+    # Plain: every PreFilter scans for the pod's own terms, nothing is shared between pods or what-ifs.
+    monkeypatch.setattr(filtering, "own_term_matches", lambda s, a, b: filtering._scan_own(s, a, b))
+    assert _document(seed) == fast
