@@ -114,4 +114,35 @@ def test_report_with_fast_paths_equals_the_plain_paths(seed: int, monkeypatch: p
     fast = _document(seed)
     # Plain: every PreFilter scans for the pod's own terms, nothing is shared between pods or what-ifs.
     monkeypatch.setattr(filtering, "own_term_matches", lambda s, a, b: filtering._scan_own(s, a, b))
+    _plain_filters(monkeypatch)
     assert _document(seed) == fast
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_batch_filters_equal_filter_per_node(seed: int) -> None:
+    from kdiagnose.scheduler.framework import CycleState, Plugin
+    from kdiagnose.scheduler.profiles import default_profile
+    from kdiagnose.scheduler.runner import Framework
+
+    snap = varied_snapshot(nodes=40, pods_per_node=30, pending=60, seed=seed)
+    fw = Framework(snap, default_profile(snap.dialect))
+    batched = [pl for pl in fw.filter_plugins if type(pl).filter_many is not Plugin.filter_many]
+    assert {pl.name for pl in batched} >= {"TaintToleration", "NodeAffinity"}
+    rejected = 0
+    for pod in snap.pending:
+        state = CycleState()
+        fw.run_pre_filter(state, pod)
+        for pl in batched:
+            want = [pl.filter(state, pod, ni) for ni in snap.node_infos]
+            assert pl.filter_many(state, pod, snap.node_infos) == want
+            rejected += sum(1 for s in want if not s.ok)
+    assert rejected > 100
+
+
+def _plain_filters(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kdiagnose.scheduler.framework import Plugin
+    from kdiagnose.scheduler.plugins.nodeaffinity.node_affinity import NodeAffinity
+    from kdiagnose.scheduler.plugins.tainttoleration.taint_toleration import TaintToleration
+
+    for cls in (NodeAffinity, TaintToleration):
+        monkeypatch.setattr(cls, "filter_many", Plugin.filter_many)

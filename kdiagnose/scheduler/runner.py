@@ -155,14 +155,18 @@ class Framework:
         for pl in self.filter_plugins:
             if pl.name in skipped:
                 continue
-            f = pl.filter
             keep: list[NodeInfo] = []
-            for ni in remaining:
-                st = f(state, pod, ni)
+            # A Status a batch filter shares between nodes is wrapped once and stays shared (the reports
+            # and -o json then treat those nodes' verdicts as one).
+            wrapped: dict[int, Status] = {}
+            for ni, st in zip(remaining, pl.filter_many(state, pod, remaining), strict=True):
                 if st.code is Code.SUCCESS:
                     keep.append(ni)
                 else:
-                    rejected[ni.name] = self._rejection(pl, st)
+                    w = wrapped.get(id(st))
+                    if w is None:
+                        w = wrapped[id(st)] = self._rejection(pl, st)
+                    rejected[ni.name] = w
             remaining = keep
             if not remaining:
                 break

@@ -76,6 +76,20 @@ def _score_terms(terms: list[tuple[NodeSelectorTerm, int]], node: Node) -> int:
     return sum(w for t, w in terms if t.match(node))
 
 
+def _label_keys(sel: RequiredNodeSelector, added: list[NodeSelectorTerm] | None) -> tuple[str, ...] | None:
+    """The label keys the required selectors read, in a fixed order; None when a term reads a field (the
+    node's name), which makes every node distinct."""
+    keys: dict[str, None] = {}
+    for k, _ in sel.node_selector or ():
+        keys[k] = None
+    for t in (*(sel.terms or ()), *(added or ())):
+        if t.fields is not None:
+            return None
+        for r in t.labels or ():
+            keys[r.key] = None
+    return tuple(keys)
+
+
 class NodeAffinity(Plugin):
     name = names.NODE_AFFINITY
 
@@ -121,6 +135,26 @@ class NodeAffinity(Plugin):
         if sel.match(node):
             return SUCCESS
         return Status.unresolvable(ERR_REASON_POD, details=(sel.failing(node),))
+
+    def filter_many(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status]:
+        # Without matchFields the verdict (and its details) is a function of the values of the label keys
+        # the selectors name: decided once per distinct tuple of values, shared by the nodes that have it.
+        sel: RequiredNodeSelector | None = state.read(_PRE_FILTER_KEY)
+        if sel is None:
+            sel = RequiredNodeSelector.of(pod.node_selector, pod.affinity)
+        keys = _label_keys(sel, self.added_terms)
+        if keys is None:
+            return super().filter_many(state, pod, nodes)
+        memo: dict[tuple[str | None, ...], Status] = {}
+        out: list[Status] = []
+        for ni in nodes:
+            labels = ni.node.labels
+            key = tuple([labels.get(k) for k in keys])
+            st = memo.get(key)
+            if st is None:
+                st = memo[key] = self.filter(state, pod, ni)
+            out.append(st)
+        return out
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         na = pod.affinity.get("nodeAffinity") if pod.affinity else None

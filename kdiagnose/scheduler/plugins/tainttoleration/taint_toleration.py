@@ -59,6 +59,23 @@ class TaintToleration(Plugin):
         reason = untolerated_reason(taint, self.dialect.taint_reason_names_taint)
         return Status.unresolvable(reason, details=({"taint": str(taint)},))
 
+    def filter_many(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status]:
+        # The verdict is a function of the node's taints alone: decided once per distinct taint list
+        # (a pool's nodes share theirs), the Status shared by the nodes that carry it.
+        memo: dict[tuple[Taint, ...], Status] = {}
+        out: list[Status] = []
+        for ni in nodes:
+            taints = ni.node.taints
+            if not taints:
+                out.append(SUCCESS)
+                continue
+            key = tuple(taints)
+            st = memo.get(key)
+            if st is None:
+                st = memo[key] = self.filter(state, pod, ni)
+            out.append(st)
+        return out
+
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         # getAllTolerationPreferNoSchedule: only tolerations with an empty or PreferNoSchedule effect.
         prefer = [t for t in pod.tolerations if not t.effect or t.effect == "PreferNoSchedule"]
