@@ -104,6 +104,9 @@ class PodReport:
     recorded: Recorded | None = None
     owner: str = ""  # "Deployment default/web" when known
     why_pending: str = ""  # offline: why a pod the replay can place is still Pending in the dump
+    # Live, when RBAC denied what the replay needs: why it was not replayed (the report falls back to what
+    # the cluster recorded: the pod's FailedScheduling event and PodScheduled condition).
+    not_replayed: str = ""
 
 
 @dataclass(slots=True)
@@ -124,3 +127,9 @@ class Report:
     # Why this release: --k8s-version, the server's /version, the nodes' kubelets, or the default.
     k8s_version_reason: str = ""
     sequential: dict[str, Sequential] = field(default_factory=dict)  # owner -> its pods one after another
+    # Live: the permissions whose denial made the replay impossible ("cannot list nodes: forbidden: ...")
+    # and the read-only ClusterRole + binding (YAML) that would allow it.
+    replay_denied: list[str] = field(default_factory=list)
+    rbac: str = ""
+    # Live `pods` in one namespace: a hint about Pending pods elsewhere ("3 Pending pod(s) in 2 other ...").
+    scope_hint: str = ""

@@ -212,6 +212,10 @@ class FakeAPIServer:
         self.resources = [r for r in RESOURCES if serve_events_v1 or r.group != "events.k8s.io"]
         self.store: dict[tuple[str, str], list[Obj]] = {}  # (group_version, plural) -> objects
         self.forbidden: set[str] = set()  # plurals (or "group/plural") whose every request gets 403
+        # A namespace-scoped user (a RoleBinding in these namespaces only): every cluster-scoped request and
+        # every request in another namespace gets 403, as RBAC answers. None: no such restriction.
+        self.only_namespaces: set[str] | None = None
+        self.user = "system:serviceaccount:test:kdiagnose"  # the name 403 messages give
         self.not_served_groups: set[str] = set()  # API groups that 404 (not installed)
         self.expire_once: set[str] = set()  # plurals whose first continued list request gets 410
         self.delays: dict[str, float] = {}  # path substring -> seconds to sleep before answering
@@ -443,13 +447,20 @@ class FakeAPIServer:
         if res is None:
             return 404, _status(404, "NotFound", "the server could not find the requested resource")
         gr = f"{plural}.{group}" if group else plural
-        if plural in self.forbidden or f"{group}/{plural}" in self.forbidden:
+        denied = plural in self.forbidden or f"{group}/{plural}" in self.forbidden
+        if self.only_namespaces is not None:
+            denied = denied or not (res.namespaced and namespace in self.only_namespaces)
+        if denied:
+            # The API server's words (apiserver/pkg/endpoints/handlers/responsewriters/errors.go
+            # forbiddenMessage, wrapped by apimachinery's NewForbidden: `pods "x" is forbidden: ...`).
             verb = "get" if name else "list"
             scope = f' in the namespace "{namespace}"' if namespace else " at the cluster scope"
-            msg = f'{gr} is forbidden: User "system:serviceaccount:test:kdiagnose" cannot {verb} resource "{plural}" in API group "{group}"{scope}'
-            return 403, _status(
-                403, "Forbidden", msg, {"kind": plural, **({"group": group} if group else {})}
-            )
+            what = f'{gr} "{name}"' if name else gr
+            msg = f'{what} is forbidden: User "{self.user}" cannot {verb} resource "{plural}" in API group "{group}"{scope}'
+            details: Obj = {"kind": plural, **({"group": group} if group else {})}
+            if name:
+                details["name"] = name
+            return 403, _status(403, "Forbidden", msg, details)
         items = self.store.get((res.group_version, plural), [])
         ns = namespace if res.namespaced else None
         if name is not None:

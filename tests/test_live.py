@@ -305,12 +305,6 @@ def test_denied_resource_is_not_requested_when_the_pod_does_not_need_it(
             id="a missing pod exits 3 naming ns/name",
         ),
         pytest.param(
-            {"nodes"},
-            ["pod", "hello-web-new", "-n", "default"],
-            "cannot list nodes: forbidden",
-            id="unreadable nodes exit 3",
-        ),
-        pytest.param(
             {"pods"},
             ["pod", "hello-web-new", "-n", "default"],
             'cannot get pod "default/hello-web-new": forbidden',

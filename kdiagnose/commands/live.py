@@ -159,6 +159,10 @@ def build_live_report(
     events = _events_by_pod(fetched.events)
     triage = {_key(p): triage_pod(p, now, events.get(_key(p), ())) for p in fetched.targets}
     replay = [_key(p) for p in fetched.targets if triage[_key(p)].replay]
+    # RBAC denied the lists the replay needs: nothing is replayed, each pod gets what the cluster recorded.
+    denied = sorted(replay) if fetched.denied else []
+    if denied:
+        replay = []
     nodes = [o for o in fetched.objects if o.get("kind") == "Node"]
     pods = [o for o in fetched.objects if o.get("kind") == "Pod"]
     snap = None
@@ -196,6 +200,11 @@ def build_live_report(
         )
     report.warnings = list(fetched.warnings) + report.warnings
     report.missing_kinds = sorted(fetched.missing)
+    if fetched.denied:
+        from kdiagnose.load.rbac import rbac_snippet
+
+        report.replay_denied = [f"cannot list {what}: {why}" for what, why in sorted(fetched.denied.items())]
+        report.rbac = rbac_snippet(fetched.denied_subject)
     by_key = {pr.diagnosis.pod.key: pr for pr in report.pods}
     for obj in fetched.targets:
         key = _key(obj)
@@ -213,8 +222,13 @@ def build_live_report(
                 d.handled = False
                 d.not_handled_reason = tri.text
             pr = PodReport(diagnosis=d)
+            if key in denied:
+                pr.not_replayed = _not_replayed_text(fetched)
             report.pods.append(pr)
-        if not tri.replay:
+        if pr.not_replayed:
+            if tri.notable:
+                pr.diagnosis.notes.insert(0, tri.text)
+        elif not tri.replay:
             pr.triage = tri.text
         elif tri.notable and pr.diagnosis.scheduled:
             pr.why_pending = tri.text  # the replay places it, yet it is Pending: this says why
@@ -239,12 +253,18 @@ def build_live_report(
             )
         if rec is not None or fetched.events_readable:
             pr.recorded = rec
-        if tri.replay:
+        if tri.replay and not pr.not_replayed:
             note = permit_wait_note(pr.diagnosis.profile, out_of_tree or {}, events.get(key, []))
             if note and note not in pr.diagnosis.notes:
                 pr.diagnosis.notes.insert(0, note)
     report.pods.sort(key=lambda p: p.diagnosis.pod.key)
     return report
+
+
+def _not_replayed_text(fetched: Fetched) -> str:
+    """Why a pending pod was not replayed: the denied lists, by resource."""
+    what = " or ".join(sorted(fetched.denied))
+    return f"not replayed: this context may not list {what} cluster-wide (RBAC), which the replay needs"
 
 
 def permit_wait_note(profile: str, out_of_tree: dict[str, dict[str, list[str]]], events: list[Obj]) -> str:

@@ -38,6 +38,7 @@ from kdiagnose.load.kinds import (
     uses_namespace_selector,
 )
 from kdiagnose.load.kubeconfig import ClusterTarget, kubeconfig_paths, resolve_target
+from kdiagnose.load.rbac import subject_from_denial
 from kdiagnose.load.trim import trim_node, trim_pod
 from kdiagnose.versions import Dialect, VersionError, dialect_for, dialect_for_server
 
@@ -104,6 +105,10 @@ class Fetched:
     targets: list[Obj] = field(default_factory=list)  # the pods to diagnose, as fetched
     events: list[Obj] = field(default_factory=list)  # the target pods' scheduling events
     events_readable: bool = True
+    # The replay's required lists that RBAC denied ("nodes" | "pods" -> describe_status): the report then
+    # falls back to what the pod, its events and its conditions say (a namespace-scoped user).
+    denied: dict[str, str] = field(default_factory=dict)
+    denied_subject: tuple[str, str, str] | None = None  # whom the 403 named (kdiagnose.load.rbac.Subject)
     # What the autoscaler reads could not get ("cluster-autoscaler status" | "NodePool" | "NodeClaim" -> why).
     unreadable: dict[str, str] = field(default_factory=dict)
     fetched_at: float = 0.0
@@ -262,10 +267,33 @@ def _plan(fx: _Fetcher, targets: list[Obj], namespaces: list[str | None], dialec
             fx.start_list("DeviceTaintRule")
 
 
-def _collect(fx: _Fetcher, targets: list[Obj]) -> None:
+def _required(fx: _Fetcher, fallback: bool) -> tuple[list[Obj], list[Obj]] | None:
+    """The Node and Pod lists, or None when RBAC denies either and `fallback` allows reading on without
+    them (both are read to name every missing permission). Any other failure is fatal."""
+    got: dict[str, list[Obj]] = {}
+    for kind in ("Node", "Pod"):
+        spec = KINDS[kind]
+        try:
+            got[kind] = fx.lists[kind].result()
+        except ApiStatusError as e:
+            if not fallback or e.status != 403:
+                raise ClusterError(f"cannot list {spec.plural}: {describe_status(e)}") from None
+            fx.out.denied[spec.plural] = describe_status(e)
+            if fx.out.denied_subject is None:
+                fx.out.denied_subject = subject_from_denial(e.message)
+    if fx.out.denied:
+        return None
+    fx.out.listed_kinds.update(("Node", "Pod"))
+    return got["Node"], got["Pod"]
+
+
+def _collect(fx: _Fetcher, targets: list[Obj], *, fallback: bool = False) -> bool:
+    """The lists into fx.out.objects; False (nothing collected) when the replay is denied (`_required`)."""
     out = fx.out
-    nodes = fx.result("Node", required=True) or []
-    pods = fx.result("Pod", required=True) or []
+    required = _required(fx, fallback)
+    if required is None:
+        return False
+    nodes, pods = required
     # Existing pods' own namespaceSelector terms (anti-affinity, preferred terms) need Namespaces too.
     if "Namespace" not in fx.lists and any(uses_namespace_selector(p) for p in pods):
         fx.start_list("Namespace")
@@ -282,6 +310,7 @@ def _collect(fx: _Fetcher, targets: list[Obj]) -> None:
         items = fx.result(kind)
         if items is not None:
             out.objects.extend(items)
+    return True
 
 
 @contextmanager
@@ -377,8 +406,10 @@ def fetch_for_pod(
         ):
             scaling = _start_autoscaler(fx)
             _plan(fx, [pod], [namespace], dialect)
-            _collect(fx, [pod])
-            _finish_autoscaler(fx, scaling)
+            if _collect(fx, [pod], fallback=True):
+                _finish_autoscaler(fx, scaling)
+            else:
+                out.objects.append(pod if full else trim_pod(pod))
         else:
             # Bound or finished: not a scheduling question; the pod alone is enough to say so.
             out.objects.append(pod if full else trim_pod(pod))
@@ -496,8 +527,11 @@ def fetch_for_pods(
         if targets:
             scaling = _start_autoscaler(fx)
             _plan(fx, targets, namespaces, dialect)
-            _collect(fx, targets)
-            _finish_autoscaler(fx, scaling)
+            if _collect(fx, targets, fallback=True):
+                _finish_autoscaler(fx, scaling)
+            else:
+                transform = fx._transform("Pod")
+                out.objects.extend(transform(p) if transform else p for p in targets)
         _finish_events(fx, events_f, targets)
         out.elapsed = time.monotonic() - start
         out.requests = reader.requests

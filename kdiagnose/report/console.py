@@ -132,7 +132,7 @@ def _title(
     d = pr.diagnosis
     word, style, _ = pod_headline(pr)
     title = Text()
-    extra = [plural(d.num_all_nodes, "node")]
+    extra = [plural(d.num_all_nodes, "node") if not pr.not_replayed else "nodes not readable"]
     if d.profile and d.profile != "default-scheduler":
         extra.append(f"profile {d.profile}")
     if group is not None:
@@ -193,6 +193,9 @@ def _pod_body(out: Out, pr: PodReport, report: Report, opts: RenderOptions, shar
     if word == "schedulable" and pr.why_pending:
         out.blank()
         out.para(f"Still Pending: {pr.why_pending}", 0, 2, style="yellow")
+    if word == "not replayed":
+        out.blank()
+        out.para(f"{pr.not_replayed}; what the cluster recorded follows.", 0, 2, style="yellow")
     if word in ("unschedulable", "gated", "waiting", "ignored"):
         # kube-scheduler's words, wrapped at spaces (never inside a word); -o json has the exact text.
         out.blank()
@@ -444,6 +447,19 @@ def _footer(o: Out, report: Report, pods: list[PodReport], seen: Counter[str], s
         f"not replayed: {n}" if not n.startswith(("profile ", "not ")) else n for n in report.profile_notes
     ]
     tail += list(report.warnings)
+    if report.replay_denied:
+        o.blank()
+        o.line("Replay not possible", "bold yellow")
+        for line in report.replay_denied:
+            o.para(f"- {line}", 2, 4)
+        o.para(
+            "The pods above show what the cluster recorded. To replay them, an admin grants this read-only "
+            "access (kubectl apply -f FILE with the YAML below):",
+            0,
+            0,
+        )
+        for line in report.rbac.rstrip("\n").splitlines():
+            o.verbatim(line)  # YAML: never re-wrapped
     if report.skipped_kinds:
         kinds = ", ".join(f"{k} ({n})" for k, n in sorted(report.skipped_kinds.items()))
         tail.append(f"skipped objects of kinds the scheduler does not read: {kinds}")

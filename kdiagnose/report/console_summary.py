@@ -16,7 +16,15 @@ if TYPE_CHECKING:
     from kdiagnose.scheduler.diagnosis import Diagnosis
     from kdiagnose.scheduler.framework import Status
 
-__all__ = ["STATUS_RANK", "cause_and_fix", "glance", "pod_headline", "pod_status", "rejections"]
+__all__ = [
+    "STATUS_RANK",
+    "cause_and_fix",
+    "glance",
+    "pod_headline",
+    "pod_status",
+    "recorded_cause",
+    "rejections",
+]
 
 # What a rejection is "by", in the one-line summary.
 _BY = {
@@ -35,7 +43,16 @@ _BY = {
 }
 # Most actionable first.
 # "gated": spec.schedulingGates only; "waiting": held by another PreEnqueue plugin (DRA claims not created).
-STATUS_RANK = {"unschedulable": 0, "waiting": 1, "gated": 1, "ignored": 2, "schedulable": 3, "bound": 4}
+# "not replayed": live, RBAC denied the lists the replay needs; what the cluster recorded stands in.
+STATUS_RANK = {
+    "unschedulable": 0,
+    "not replayed": 0,
+    "waiting": 1,
+    "gated": 1,
+    "ignored": 2,
+    "schedulable": 3,
+    "bound": 4,
+}
 
 
 def _by(st: Status) -> list[str]:
@@ -74,6 +91,8 @@ def _short_fix(r: Remedy) -> str:
 def pod_status(pr: PodReport) -> str:
     """One of STATUS_RANK's words."""
     d = pr.diagnosis
+    if pr.not_replayed:
+        return "not replayed"
     if pr.triage:
         return "bound"
     if not d.handled:
@@ -100,6 +119,8 @@ def cause_and_fix(pr: PodReport) -> tuple[str, str, str]:
             cause = pr.triage
         fix = f"not a scheduling problem: kubectl describe pod {d.pod.name} -n {d.pod.namespace}"
         return cause, "Fix", fix
+    if status == "not replayed":
+        return recorded_cause(pr), "Next", "to replay it, an admin grants the read-only RBAC printed below"
     if status == "ignored":
         return (
             d.not_handled_reason,
@@ -170,11 +191,30 @@ def cause_and_fix(pr: PodReport) -> tuple[str, str, str]:
     return cause, "Fix", "none found by the what-if replay" + (" (see Ruled out)" if pr.remedy_notes else "")
 
 
+def recorded_cause(pr: PodReport) -> str:
+    """What the cluster recorded, for a pod that could not be replayed: the FailedScheduling histogram in
+    short ("recorded: 3 Insufficient cpu, 1 node(s) had untolerated taint ..."), else the condition, else
+    what the pod's state says."""
+    from kdiagnose.recorded import reason_counts
+
+    rec = pr.recorded
+    text = (rec.message or rec.condition_message or "") if rec is not None else ""
+    if not text:
+        return pr.diagnosis.not_handled_reason or "nothing recorded: no FailedScheduling event or condition"
+    total, reasons = reason_counts(text)
+    if total is not None and reasons:
+        parts = ", ".join(f"{c} {r}" for r, c in sorted(reasons.items(), key=lambda rc: -rc[1]))
+        return f"recorded: {parts} (of {plural(total, 'node')})"
+    return f"recorded: {text}"
+
+
 def glance(pr: PodReport) -> str:
     """The one-line summary of a pod: what rejected how many nodes, and the first fix."""
     status = pod_status(pr)
     if status in ("bound", "ignored"):
         return ""
+    if status == "not replayed":
+        return recorded_cause(pr)
     cause, label, fix = cause_and_fix(pr)
     if status == "gated":
         return cause
@@ -193,6 +233,8 @@ def pod_headline(pr: PodReport) -> tuple[str, str, str]:
         return word, "green", pr.triage + ": not a scheduling problem"
     if word == "ignored":
         return word, "yellow", d.not_handled_reason
+    if word == "not replayed":
+        return word, "yellow", pr.not_replayed
     if word in ("gated", "waiting") and d.preenqueue is not None:
         return word, "yellow", d.preenqueue.message
     if word == "schedulable":

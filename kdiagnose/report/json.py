@@ -115,6 +115,7 @@ def pod_document(pr: PodReport, pools: dict[str, str]) -> dict[str, Any]:
         "skippedScores": skipped,
         "recorded": _recorded(pr.recorded),
         "whyPending": pr.why_pending or None,
+        "notReplayed": pr.not_replayed or None,
     }
 
 
@@ -150,6 +151,9 @@ def report_document(report: Report) -> dict[str, Any]:
         "profiles": dict(sorted(report.profiles.items())),
         "skippedKinds": dict(sorted(report.skipped_kinds.items())),
         "missingKinds": list(report.missing_kinds),
+        "replayDenied": list(report.replay_denied),
+        "rbac": report.rbac or None,
+        "scopeHint": report.scope_hint or None,
         "nodePools": dict(sorted(report.node_pools.items())),
         "pods": pods,
         # Pending pods of one owner placed one after another (each pod's own entry above is unchanged).
