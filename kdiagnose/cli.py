@@ -128,9 +128,9 @@ _ROOT_OPTIONS = {"--help", "-h", "--version", "--install-completion", "--show-co
 
 def _prog() -> str:
     """`kubectl kdiagnose` when run as the kubectl plugin (kubectl runs `kubectl-kdiagnose`), else `kdiagnose`."""
-    return (
-        "kubectl kdiagnose" if os.path.basename(sys.argv[0]).startswith("kubectl-kdiagnose") else "kdiagnose"
-    )
+    from kdiagnose.commands.common import prog_name
+
+    return prog_name()
 
 
 def dispatch_args(argv: list[str]) -> list[str]:

@@ -131,5 +131,6 @@ class Report:
     # and the read-only ClusterRole + binding (YAML) that would allow it.
     replay_denied: list[str] = field(default_factory=list)
     rbac: str = ""
-    # Live `pods` in one namespace: a hint about Pending pods elsewhere ("3 Pending pod(s) in 2 other ...").
+    # Live `pods` in one namespace with nothing Pending: the Pending pods elsewhere, and the command for them.
     scope_hint: str = ""
+    scope_command: str = ""

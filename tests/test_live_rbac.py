@@ -215,3 +215,78 @@ def test_nodes_failing_otherwise_than_forbidden_is_still_fatal(tmp_path: Path) -
         res = run("pod", "hello-web-new", "--kubeconfig", str(srv.kubeconfig(tmp_path / "kc")))
     assert res.exit_code == 3 and res.stdout == ""
     assert res.stderr == "kdiagnose: error: cannot list nodes: 500 InternalError: injected fault\n"
+
+
+# ---------------------------------------------------------------------------------------------- -A hint
+
+
+def _pending(name: str, namespace: str) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"app": name.split("-")[0]}},
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+        "status": {"phase": "Pending"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "hint", "command"),
+    [
+        pytest.param(
+            ["pods", "-n", "quiet"],
+            "Nothing Pending in namespace quiet, but 3 Pending pods in 2 other namespaces: shop (2), "
+            "default (1). All namespaces:",
+            "kdiagnose pods -A",
+            id="count and namespaces",
+        ),
+        pytest.param(
+            ["pods", "-n", "quiet", "-l", "app=web"],
+            "Nothing Pending in namespace quiet, but 1 Pending pod in 1 other namespace: shop (1). "
+            "All namespaces:",
+            "kdiagnose pods -A -l app=web",
+            id="the same selector",
+        ),
+    ],
+)
+def test_nothing_pending_here_but_elsewhere_suggests_all_namespaces(
+    tmp_path: Path, args: list[str], hint: str, command: str
+) -> None:
+    objs = [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "status": {}},
+        _pending("web-1", "shop"),
+        _pending("db-1", "shop"),
+        _pending("job-1", "default"),
+    ]
+    with FakeAPIServer(objs) as srv:
+        kc = str(srv.kubeconfig(tmp_path / "kc"))
+        res = run(*args, "--kubeconfig", kc, "-o", "json")
+        human = run(*args, "--kubeconfig", kc)
+        assert srv.methods() == {"GET"}
+    assert res.exit_code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["pods"] == []
+    assert doc["scopeHint"] == hint
+    assert doc["scopeCommand"] == f"{command} --kubeconfig {kc}"
+    lines = human.stdout.splitlines()
+    assert lines[0] == "No pending pods to diagnose."
+    assert " ".join(" ".join(lines[1:3]).split()) == hint
+    assert lines[3] == f"  {command} --kubeconfig {kc}"  # whole, never wrapped
+
+
+def test_no_hint_when_nothing_is_pending_anywhere_or_other_pods_are_unlistable(tmp_path: Path) -> None:
+    objs = [_pending("web-1", "shop")]
+    with FakeAPIServer(objs) as srv:
+        kc = str(srv.kubeconfig(tmp_path / "kc"))
+        assert (
+            json.loads(run("pods", "-n", "shop", "-l", "app=db", "--kubeconfig", kc, "-o", "json").stdout)[
+                "scopeHint"
+            ]
+            is None
+        )
+    with FakeAPIServer(objs) as srv:
+        srv.only_namespaces = {"quiet"}
+        res = run("pods", "-n", "quiet", "--kubeconfig", str(srv.kubeconfig(tmp_path / "kc")))
+    assert (res.exit_code, res.stderr) == (0, "")
+    assert res.stdout.splitlines()[0] == "No pending pods to diagnose."
+    assert "Pending" not in res.stdout.split("\n", 1)[1]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import TYPE_CHECKING
 
 from kdiagnose.errors import UsageError
@@ -9,7 +11,7 @@ from kdiagnose.errors import UsageError
 if TYPE_CHECKING:
     from kdiagnose.versions import Dialect
 
-__all__ = ["dialect_option"]
+__all__ = ["dialect_option", "prog_name"]
 
 
 def dialect_option(version: str) -> Dialect:
@@ -20,3 +22,11 @@ def dialect_option(version: str) -> Dialect:
         return dialect_for(version)
     except VersionError as e:
         raise UsageError(str(e)) from None
+
+
+def prog_name() -> str:
+    """`kubectl kdiagnose` when run as the kubectl plugin (kubectl runs `kubectl-kdiagnose`), else `kdiagnose`:
+    what help, hints and suggested commands call the program."""
+    return (
+        "kubectl kdiagnose" if os.path.basename(sys.argv[0]).startswith("kubectl-kdiagnose") else "kdiagnose"
+    )

@@ -505,10 +505,36 @@ def run_live(opts: LiveOptions) -> tuple[Report, int]:
         out_of_tree=dict(cfg.out_of_tree) if cfg is not None else None,
         pools=_load_pools(opts.pools),
     )
+    if fetched.pending_elsewhere and not report.pods:
+        _scope_hint(report, fetched.pending_elsewhere, opts, opts.namespace or target.namespace)
     if opts.save_snapshot:
         save_snapshot(opts.save_snapshot, fetched, dialect, opts.full)
     code = ExitCode.UNSCHEDULABLE if unschedulable(report) else ExitCode.OK
     return report, int(code)
+
+
+def _scope_hint(report: Report, elsewhere: dict[str, int], opts: LiveOptions, namespace: str) -> None:
+    """Nothing Pending in the namespace, but elsewhere: say how many, where, and the -A command."""
+    import shlex
+
+    from kdiagnose.commands.common import prog_name
+
+    total = sum(elsewhere.values())
+    shown = sorted(elsewhere.items(), key=lambda kv: (-kv[1], kv[0]))
+    where = ", ".join(f"{ns} ({n})" for ns, n in shown[:5]) + (", …" if len(shown) > 5 else "")
+    scope = f"namespace {namespace}"
+    others = f"{len(elsewhere)} other namespace{'s' if len(elsewhere) != 1 else ''}"
+    report.scope_hint = (
+        f"Nothing Pending in {scope}, but {total} Pending pod{'s' if total != 1 else ''} in {others}: "
+        f"{where}. All namespaces:"
+    )
+    args = [prog_name(), "pods", "-A"]
+    if opts.selector:
+        args += ["-l", opts.selector]
+    for flag, value in (("--kubeconfig", opts.kubeconfig), ("--context", opts.context)):
+        if value:
+            args += [flag, value]
+    report.scope_command = " ".join(shlex.quote(a) if i > 0 else a for i, a in enumerate(args))
 
 
 def _main(opts: LiveOptions) -> None:

@@ -111,6 +111,8 @@ class Fetched:
     denied_subject: tuple[str, str, str] | None = None  # whom the 403 named (kdiagnose.load.rbac.Subject)
     # What the autoscaler reads could not get ("cluster-autoscaler status" | "NodePool" | "NodeClaim" -> why).
     unreadable: dict[str, str] = field(default_factory=dict)
+    # `pods` in one namespace with nothing Pending there: Pending pods in the other namespaces, by namespace.
+    pending_elsewhere: dict[str, int] = field(default_factory=dict)
     fetched_at: float = 0.0
     elapsed: float = 0.0
     requests: int = 0
@@ -524,6 +526,9 @@ def fetch_for_pods(
         out.targets = targets
         events_f = fx.pool.submit(_scheduling_events, fx, namespace)
         namespaces: list[str | None] = [namespace] if namespace else [None]
+        elsewhere_f = None
+        if not targets and namespace is not None:
+            elsewhere_f = fx.pool.submit(_pending_elsewhere, reader, namespace, selector)
         if targets:
             scaling = _start_autoscaler(fx)
             _plan(fx, targets, namespaces, dialect)
@@ -533,9 +538,36 @@ def fetch_for_pods(
                 transform = fx._transform("Pod")
                 out.objects.extend(transform(p) if transform else p for p in targets)
         _finish_events(fx, events_f, targets)
+        if elsewhere_f is not None:
+            out.pending_elsewhere = elsewhere_f.result()
         out.elapsed = time.monotonic() - start
         out.requests = reader.requests
         return out, dialect
     finally:
         fx.close()
         reader.close()
+
+
+def _namespace_only(obj: Obj) -> Obj:
+    return {"metadata": {"namespace": (obj.get("metadata") or {}).get("namespace")}}
+
+
+def _pending_elsewhere(reader: ApiReader, namespace: str, selector: str) -> dict[str, int]:
+    """Pending pods (of the same -l selector) in the namespaces other than `namespace`, counted per
+    namespace: the hint to use -A. A user who may not list pods cluster-wide gets no hint (and no error)."""
+    try:
+        pods = reader.list(
+            KINDS["Pod"],
+            None,
+            label_selector=selector,
+            field_selector="status.phase=Pending",
+            transform=_namespace_only,
+        )
+    except ApiStatusError:
+        return {}
+    counts: dict[str, int] = {}
+    for p in pods:
+        ns = str(p["metadata"]["namespace"] or "default")
+        if ns != namespace:
+            counts[ns] = counts.get(ns, 0) + 1
+    return dict(sorted(counts.items()))

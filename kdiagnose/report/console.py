@@ -488,6 +488,10 @@ def render(report: Report, out: TextIO | None = None, opts: RenderOptions | None
     entries = _entries(pods, opts.group)
     if not pods:
         o.line("No pending pods to diagnose.")
+        if report.scope_hint:
+            o.para(report.scope_hint, 0, 2)
+            if report.scope_command:
+                o.verbatim("  " + report.scope_command)  # a command is never wrapped
     elif opts.summary:
         _overview(o, entries, report, None)
     else:

@@ -154,6 +154,7 @@ def report_document(report: Report) -> dict[str, Any]:
         "replayDenied": list(report.replay_denied),
         "rbac": report.rbac or None,
         "scopeHint": report.scope_hint or None,
+        "scopeCommand": report.scope_command or None,
         "nodePools": dict(sorted(report.node_pools.items())),
         "pods": pods,
         # Pending pods of one owner placed one after another (each pod's own entry above is unchanged).
