@@ -161,6 +161,13 @@ def dispatch_args(argv: list[str]) -> list[str]:
     return ["diagnose", *argv]
 
 
+def _completing(args: list[str]) -> bool:
+    """A shell asking for completions (Click's _<PROG>_COMPLETE protocol), or --show/--install-completion."""
+    if any(k.endswith("_COMPLETE") and k.startswith("_KUBECTL") for k in os.environ):
+        return True
+    return any(a.split("=", 1)[0] in ("--show-completion", "--install-completion") for a in args)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point.
 
@@ -175,8 +182,19 @@ def main(argv: list[str] | None = None) -> None:
     except UsageError as e:
         print(f"kdiagnose: error: {e}", file=sys.stderr)
         sys.exit(int(ExitCode.USAGE))
+    prog = _prog()
+    if prog != "kdiagnose" and _completing(args):
+        # Click names the completion variable and the script's shell function after the program, and
+        # "kubectl kdiagnose" has a space: complete the executable's own name (kubectl completes
+        # `kubectl kdiagnose <TAB>` through kubectl_complete-kdiagnose: kubectl_complete_main).
+        prog = "kubectl-kdiagnose"
+        if any(a.split("=", 1)[0] == "--show-completion" for a in args):
+            print(
+                "# kubectl 1.26+ completes `kubectl kdiagnose <TAB>` itself, with kubectl_complete-kdiagnose\n"
+                "# (installed beside kubectl-kdiagnose); this script completes the kubectl-kdiagnose command."
+            )
     try:
-        rc = app(args=args, prog_name=_prog(), standalone_mode=False)
+        rc = app(args=args, prog_name=prog, standalone_mode=False)
     except NoArgsIsHelpError as e:
         e.show()  # `kdiagnose check` alone prints its help, as before
         sys.exit(e.exit_code)
@@ -207,6 +225,22 @@ def _flush_stdout() -> None:
 def kubectl_main() -> None:
     """The `kubectl-kdiagnose` entry point: `kubectl kdiagnose pod X` (kubectl finds plugins on PATH)."""
     main()
+
+
+def kubectl_complete_main(argv: list[str] | None = None) -> None:
+    """The `kubectl_complete-kdiagnose` entry point: kubectl (1.26+) runs it for `kubectl kdiagnose ...<TAB>`
+    with the words typed after `kdiagnose` and the one being completed last (kdiagnose.commands.completion)."""
+    from typer.main import get_command
+
+    from kdiagnose.commands.completion import plugin_completions
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    incomplete = args.pop() if args else ""
+    # `kubectl kdiagnose dump.yaml -o <TAB>` is the diagnose shorthand, as dispatch_args reads it.
+    if args and args[0] not in _SUBCOMMANDS and args[0].split("=", 1)[0] not in (*_ROOT_OPTIONS, "--debug"):
+        args = ["diagnose", *args]
+    sys.stdout.write(plugin_completions(get_command(app), args, incomplete))
+    _flush_stdout()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
+from kdiagnose.commands.completion import complete_namespace, complete_output, complete_pod
 from kdiagnose.errors import InputError, KdiagnoseError, UsageError
 from kdiagnose.exitcodes import ExitCode
 
@@ -561,7 +562,13 @@ def _main(opts: LiveOptions) -> None:
 
 # Each command places -n itself: `pod` after NAME, `pods` before -A and -l.
 NamespaceOpt = Annotated[
-    str | None, typer.Option("-n", "--namespace", help="Namespace (default: the context's namespace).")
+    str | None,
+    typer.Option(
+        "-n",
+        "--namespace",
+        help="Namespace (default: the context's namespace).",
+        autocompletion=complete_namespace,
+    ),
 ]
 
 # The options `pod` and `pods` both take after their own, in --help order. Their defaults are LiveOptions'.
@@ -582,7 +589,9 @@ _SHARED_OPTIONS: dict[str, Any] = {
             "--chunk-size", min=0, help="List in pages of this many objects, as kubectl; 0 = unpaginated."
         ),
     ],
-    "output": Annotated[str, typer.Option("-o", "--output", help="human, json or yaml.")],
+    "output": Annotated[
+        str, typer.Option("-o", "--output", help="human, json or yaml.", autocompletion=complete_output)
+    ],
     "no_color": Annotated[bool, typer.Option("--no-color", help="No ANSI colors.")],
     "k8s_version": Annotated[
         str | None,
@@ -648,7 +657,9 @@ def _with_shared_options(fn: _Command) -> _Command:
 
 @_with_shared_options
 def pod_command(
-    name: Annotated[str, typer.Argument(help="The pod: NAME, pod/NAME or NAMESPACE/NAME.")],
+    name: Annotated[
+        str, typer.Argument(help="The pod: NAME, pod/NAME or NAMESPACE/NAME.", autocompletion=complete_pod)
+    ],
     namespace: NamespaceOpt = None,
     **shared: Any,
 ) -> None:
