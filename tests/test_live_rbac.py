@@ -176,21 +176,33 @@ def _granted(rules: list[Obj]) -> set[tuple[str, str, str, str]]:
 
 
 def test_the_snippet_grants_exactly_the_requests_kdiagnose_sends(tmp_path: Path) -> None:
-    """Every request of `check --context` (which lists every kind), `pod`, and `pods` against a server
-    without events.k8s.io (core/v1 Events) is allowed by the snippet, and every grant is used."""
+    """Every request of `check --context` (which lists every kind the release reads), `pod`, and `pods`
+    against a server without events.k8s.io (core/v1 Events) is allowed by the snippet, and every grant is
+    used."""
     from kdiagnose.load.rbac import rbac_snippet
 
     role, _ = yaml.safe_load_all(rbac_snippet(("User", "u", "")))
     rules: list[Obj] = role["rules"]
     seen: set[tuple[str, str, str, str]] = set()
     manifests = ROOT / "fixtures" / "check" / "web-anti-affinity.manifests.yaml"
-    runs: list[tuple[bool, list[str]]] = [
-        (True, ["check", "-f", str(manifests), "--context", "fake", "--no-remedies", "-o", "json"]),
-        (True, ["pod", "hello-web-new"]),
-        (False, ["pods", "-A"]),
+    # check --context at v1.37 (DeviceTaintRules are read from v1.37 on) and at v1.34.
+    runs: list[tuple[str, bool, list[str]]] = [
+        (
+            "v1.37.2",
+            True,
+            ["check", "-f", str(manifests), "--context", "fake", "--no-remedies", "-o", "json"],
+        ),
+        (
+            "v1.34.1",
+            True,
+            ["check", "-f", str(manifests), "--context", "fake", "--no-remedies", "-o", "json"],
+        ),
+        ("v1.34.1", True, ["pod", "hello-web-new"]),
+        ("v1.34.1", False, ["pods", "-A"]),
     ]
-    for events_v1, args in runs:
-        with FakeAPIServer(copy.deepcopy(_seed_with_records()), serve_events_v1=events_v1) as srv:
+    for version, events_v1, args in runs:
+        objs = copy.deepcopy(_seed_with_records())
+        with FakeAPIServer(objs, git_version=version, serve_events_v1=events_v1) as srv:
             res = run(*args, "--kubeconfig", str(srv.kubeconfig(tmp_path / "kc")))
             assert res.exit_code in (0, 1), res.stderr
             for method, path in srv.requests:
