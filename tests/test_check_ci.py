@@ -488,3 +488,125 @@ def test_lists_and_json_are_located_by_the_composer(tmp_path: Path) -> None:
         4,
         16,
     )  # the key's opening quote
+
+
+# ---------------------------------------------------------------------------------------------- blame per plugin
+
+TAINTED = """
+apiVersion: v1
+kind: Node
+metadata: {name: node-t, labels: {kubernetes.io/hostname: node-t}}
+spec:
+  taints: [{key: dedicated, value: infra, effect: NoSchedule}]
+status:
+  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+"""
+PORT_HOLDERS = "".join(
+    f"""
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: holder-{n}, namespace: default}}
+spec:
+  nodeName: node-{n}
+  containers: [{{name: c, image: x, ports: [{{containerPort: 80, hostPort: 80}}]}}]
+status: {{phase: Running}}
+"""
+    for n in ("a", "b")
+)
+OTHER_CLASS = (
+    "\n---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: other}\nvalue: 5\n"
+)
+
+
+def _workload(snippet: str, ports: str = "") -> str:
+    """A Deployment whose pod spec starts with `snippet` on line 10 (column 7)."""
+    return (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: w}\nspec:\n  replicas: 1\n"
+        "  selector: {matchLabels: {app: w}}\n  template:\n    metadata: {labels: {app: w}}\n    spec:\n"
+        + "".join(f"      {x}\n" for x in snippet.splitlines())
+        + "      containers:\n      - name: c\n        image: x\n"
+        + (f"        ports: {ports}\n" if ports else "")
+    )
+
+
+@pytest.mark.parametrize(
+    ("cluster", "snippet", "ports", "field", "where"),
+    [
+        pytest.param(
+            TAINTED,
+            "tolerations: [{key: other, operator: Exists}]",
+            "",
+            "spec.template.spec.tolerations",
+            "k8s/w.yaml:10:7",
+            id="TaintToleration: the tolerations",
+        ),
+        pytest.param(
+            (FIX / "cluster-two-nodes.yaml").read_text() + OTHER_CLASS,
+            "priorityClassName: missing",
+            "",
+            "spec.template.spec.priorityClassName",
+            "k8s/w.yaml:10:7",
+            id="Priority admission: priorityClassName",
+        ),
+        pytest.param(
+            (FIX / "cluster-two-nodes.yaml").read_text() + PORT_HOLDERS,
+            "hostname: w",
+            "[{containerPort: 80, hostPort: 80}]",
+            "spec.template.spec.containers[c].ports[0]",
+            "k8s/w.yaml:14:17",
+            id="NodePorts: the container port with that hostPort",
+        ),
+        pytest.param(
+            (FIX / "cluster-two-nodes.yaml").read_text(),
+            "topologySpreadConstraints:\n- {maxSkew: 1, topologyKey: rack, whenUnsatisfiable: DoNotSchedule,"
+            " labelSelector: {matchLabels: {app: w}}}",
+            "",
+            "spec.template.spec.topologySpreadConstraints[0]",
+            "k8s/w.yaml:11:9",
+            id="PodTopologySpread: the constraint of that topologyKey",
+        ),
+    ],
+)
+def test_the_field_each_plugin_blames(
+    repo: Path, cluster: str, snippet: str, ports: str, field: str, where: str
+) -> None:
+    (repo / "k8s" / "w.yaml").write_text(_workload(snippet, ports))
+    (repo / "c.yaml").write_text(cluster)
+    res = CliRunner().invoke(
+        app,
+        ["check", "--no-config", "--no-remedies", "-f", "w.yaml", "--snapshot", "../c.yaml", "-o", "github"],
+    )
+    assert res.exit_code == 1, res.output
+    commands, _ = github_commands(res.stdout)
+    (cmd,) = [c for c in commands if "file" in c.properties]  # (and the snapshot's warnings)
+    file, line, col = where.split(":")
+    assert _where(cmd) == ("error", file, line, col)
+    assert f"field {field} ({where}): " in cmd.message
+
+
+def test_an_autoscaler_status_that_cannot_be_read_is_a_warning_in_every_format(repo: Path) -> None:
+    cm = (
+        "\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cluster-autoscaler-status, namespace: kube-system}\n"
+        "data:\n  status: 'just text'\n"
+    )
+    (repo / "c.yaml").write_text((FIX / "cluster-two-nodes.yaml").read_text() + cm)
+    args = ["check", "--no-config", "--no-remedies", "-f", "app.yaml", "--snapshot", "../c.yaml"]
+    want = (
+        "not checked: cluster-autoscaler status unreadable: configmap kube-system/cluster-autoscaler-status"
+    )
+    commands, _ = github_commands(CliRunner().invoke(app, [*args, "-o", "github"]).stdout)
+    (warning,) = [c for c in commands if c.message.startswith(want)]
+    assert warning.command == "warning" and "file" not in warning.properties
+    assert warning.message.endswith(": scale-up verdicts have no evidence from this autoscaler")
+    doc = json.loads(CliRunner().invoke(app, [*args, "-o", "sarif"]).stdout)
+    validate_sarif(doc)
+    notes = doc["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert [(n["level"], n["message"]["text"]) for n in notes if n["message"]["text"].startswith(want)] == [
+        ("warning", warning.message)
+    ]
+    root = validate_junit(CliRunner().invoke(app, [*args, "-o", "junit"]).stdout)
+    values = [
+        p.get("value") for p in root.findall("testsuite/properties/property") if p.get("name") == "warning"
+    ]
+    assert warning.message in values

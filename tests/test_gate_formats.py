@@ -87,9 +87,9 @@ def test_junit_has_one_testcase_per_workload_and_the_message_as_failure() -> Non
     assert failure is not None
     assert failure.get("message") == ANTI_AFFINITY_MSG
     assert failure.get("type") == "unschedulable"
-    # The text starts with the field to blame: the pod's required anti-affinity, line 16 column 11.
+    # The text starts with the field to blame: the pod's one required anti-affinity term (17:13).
     assert (failure.text or "").startswith(
-        "fixtures/check/web-anti-affinity.manifests.yaml:16:11: Deployment default/web "
+        "fixtures/check/web-anti-affinity.manifests.yaml:17:13: Deployment default/web "
         "(fixtures/check/web-anti-affinity.manifests.yaml:2:1): 2 of 3 fit"
     )
     assert cases[1].find("failure") is None and cases[1].find("skipped") is None
@@ -123,10 +123,10 @@ def test_sarif_is_valid_and_points_at_the_blamed_field_with_the_object_related()
             "uri": "fixtures/check/web-anti-affinity.manifests.yaml",
             "uriBaseId": "%SRCROOT%",
         },
-        "region": {"startLine": 16, "startColumn": 11},
+        "region": {"startLine": 17, "startColumn": 13},
     }
     assert loc["message"]["text"] == (
-        "spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution: "
+        "spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]: "
         "node(s) didn't match pod anti-affinity rules"
     )
     assert loc["logicalLocations"] == [
@@ -161,8 +161,8 @@ def test_github_annotations_parse_back_to_file_line_and_message() -> None:
     assert cmd.command == "error"
     assert cmd.properties == {
         "file": "fixtures/check/web-anti-affinity.manifests.yaml",
-        "line": "16",
-        "col": "11",
+        "line": "17",
+        "col": "13",
         "title": "kdiagnose: Deployment default/web (unschedulable)",
     }
     assert cmd.message.splitlines()[0].endswith(ANTI_AFFINITY_MSG)

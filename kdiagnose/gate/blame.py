@@ -114,9 +114,25 @@ class _Blamer:
         plain = any("pod affinity" in r for r in st.reasons) or any(
             isinstance(d, dict) and "term" in d and "pods" not in d for d in st.details
         )
+        keys = {
+            str(d.get("missingLabel") or str(d.get("domain") or "").split("=", 1)[0])
+            for d in st.details
+            if isinstance(d, dict)
+        } - {""}
+        req = "requiredDuringSchedulingIgnoredDuringExecution"
         for key, wanted in (("podAntiAffinity", anti), ("podAffinity", plain)):
-            if wanted and "requiredDuringSchedulingIgnoredDuringExecution" in _dict(affinity.get(key)):
-                self.add(("affinity", key, "requiredDuringSchedulingIgnoredDuringExecution"), why)
+            terms = _dict(affinity.get(key)).get(req)
+            if not wanted or terms is None:
+                continue
+            terms = _list(terms)
+            # The term itself when it is the only one, or the only one of the failing topologyKey.
+            hits = [i for i, t in enumerate(terms) if _dict(t).get("topologyKey") in keys]
+            if len(terms) == 1:
+                self.add(("affinity", key, req, 0), why)
+            elif len(hits) == 1:
+                self.add(("affinity", key, req, hits[0]), why)
+            else:
+                self.add(("affinity", key, req), why)
 
     def spread(self, st: Status, why: str) -> None:
         keys = {

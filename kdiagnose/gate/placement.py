@@ -515,6 +515,13 @@ def run_gate(
         dict(ignored_kinds or {}),
         list(snapshot.warnings),
     )
+    from kdiagnose.autoscaler.view import view_for
+
+    view = view_for(snapshot)
+    for note in (view.ca_note, view.karpenter_note):
+        if note:
+            # Every "fits only after scale-up" verdict depends on this evidence: CI should see it is missing.
+            out.warnings.append(f"{note}: scale-up verdicts have no evidence from this autoscaler")
     if not workloads:
         # Nothing to place is a pass, but a gate fed the wrong directory should not pass silently.
         kinds = ", ".join(f"{k} ({n})" for k, n in sorted((ignored_kinds or {}).items())) or "nothing"
