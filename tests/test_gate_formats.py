@@ -263,3 +263,19 @@ def test_human_report_has_the_verdict_first_and_one_wrapped_paragraph_per_worklo
         in ("FAILED:", "OK:", "FAIL", "PASS", "WARN", "SKIP", "kdiagnose", "warning:", "other")
         for line in lines
     )
+
+
+def test_only_documents_with_a_finding_are_composed() -> None:
+    """Object lines come from the text; PyYAML composes only the failing workload's document."""
+    from kdiagnose.gate.where import locate
+
+    result = _result()
+    locate(result)
+    assert result.sources is not None
+    composed = sorted(Path(source).name for source, _, _ in result.sources._docs)
+    assert composed == ["web-anti-affinity.manifests.yaml"]
+    assert [r.location.text if r.location else None for r in result.results] == [
+        "fixtures/check/web-anti-affinity.manifests.yaml:2:1",
+        "fixtures/check/daemonset.manifests.yaml:1:1",
+        "jobs/skip.yaml:1",  # no such file to read: the loader's line, no column
+    ]

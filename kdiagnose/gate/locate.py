@@ -104,6 +104,7 @@ class PathBase:
             self.root = git or self.cwd
             self.reason = "the git work tree" if git is not None else "the working directory"
         self._chart_dirs: dict[str, list[Path]] | None = None
+        self._shown: dict[str, tuple[str, bool]] = {}
 
     def _split(self, source: str) -> tuple[str, str]:
         """(file, ":member" of an archive or "")."""
@@ -116,6 +117,12 @@ class PathBase:
 
     def relative(self, source: str) -> tuple[str, bool]:
         """(path as shown, outside the base?) for a loader's source label; ("", False) for stdin."""
+        shown = self._shown.get(source)
+        if shown is None:
+            shown = self._shown[source] = self._relative(source)
+        return shown
+
+    def _relative(self, source: str) -> tuple[str, bool]:
         if source.startswith("<") and source.endswith(">"):
             return "", False
         path, member = self._split(source)
@@ -190,6 +197,8 @@ class Sources:
         if stdin is not None:
             self._texts["<stdin>"] = _decode(stdin)
         self._docs: dict[tuple[str, int, int], Any] = {}
+        self._split: dict[str, list[str] | None] = {}
+        self._whole: dict[str, bool] = {}
 
     def set_stdin(self, data: bytes) -> None:
         self._texts["<stdin>"] = _decode(data)
@@ -216,12 +225,17 @@ class Sources:
 
     # ------------------------------------------------------------------ object lines (no parsing)
 
+    def _lines(self, source: str) -> list[str] | None:
+        if source not in self._split:
+            text = self.text(source)
+            self._split[source] = text.splitlines() if text is not None else None
+        return self._split[source]
+
     def _chunk_lines(self, ref: DocRef) -> tuple[list[str], int] | None:
         """The document's lines and the 1-based line of the first, split at `---` as the loader does."""
-        text = self.text(ref.source)
-        if text is None or ref.line <= 0:
+        lines = self._lines(ref.source)
+        if lines is None or ref.line <= 0:
             return None
-        lines = text.splitlines()
         start = ref.line - 1
         if start >= len(lines):
             return None
@@ -233,6 +247,8 @@ class Sources:
     def object_line(self, ref: DocRef) -> int:
         """The object's `apiVersion` line (else its first key); 0 when the text cannot be read (an archive's
         member). Whole YAML documents are scanned as text; a List's items and JSON need the composer."""
+        if self._lines(ref.source) is None:
+            return 0
         chunk = self._chunk_lines(ref)
         if chunk is None or ref.item or _holds_several(chunk[0]):
             pos = self.field_position(ref, ())
@@ -269,6 +285,12 @@ class Sources:
 
     # ------------------------------------------------------------------ fields (composed lazily)
 
+    def _one_chunk(self, source: str, text: str) -> bool:
+        """The loader reads a file with directives or `...` ends as one chunk (load/parse.py)."""
+        if source not in self._whole:
+            self._whole[source] = _DOC_END_OR_DIRECTIVE.search(text) is not None
+        return self._whole[source]
+
     def _node(self, ref: DocRef) -> Any:
         key = (ref.source, ref.doc_index, ref.line)
         if key not in self._docs:
@@ -287,7 +309,7 @@ class Sources:
             return None
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         try:
-            if ref.line <= 0 or _DOC_END_OR_DIRECTIVE.search(text):
+            if ref.line <= 0 or self._one_chunk(ref.source, text):
                 docs = list(yaml.compose_all(text, Loader=loader))
                 return _Shifted(docs[ref.doc_index], 0) if ref.doc_index < len(docs) else None
             chunk = self._chunk_lines(ref)
