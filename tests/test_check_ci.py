@@ -610,3 +610,77 @@ def test_an_autoscaler_status_that_cannot_be_read_is_a_warning_in_every_format(r
         p.get("value") for p in root.findall("testsuite/properties/property") if p.get("name") == "warning"
     ]
     assert warning.message in values
+
+
+def test_volume_binding_blames_the_statefulsets_claim_template(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(FIX.parent.parent)  # this repository's root
+    res = CliRunner().invoke(
+        app,
+        [
+            "check",
+            "--no-config",
+            "--no-remedies",
+            "-f",
+            "fixtures/check/statefulset-zonal.manifests.yaml",
+            "--snapshot",
+            "fixtures/check/cluster-zonal-storage.yaml",
+            "-o",
+            "json",
+        ],
+    )
+    assert res.exit_code == 1, res.output
+    (w,) = json.loads(res.stdout)["workloads"]
+    assert (w["file"], w["line"], w["column"]) == ("fixtures/check/statefulset-zonal.manifests.yaml", 1, 1)
+    # Replica 2's claim data-db-1 finds no PV: the volumeClaimTemplate it comes from, line 22 column 5.
+    assert w["fields"] == [
+        {
+            "file": "fixtures/check/statefulset-zonal.manifests.yaml",
+            "line": 22,
+            "column": 5,
+            "field": "spec.volumeClaimTemplates[data]",
+            "why": "node(s) didn't find available persistent volumes to bind",
+        }
+    ]
+
+
+def test_json_lists_the_blamed_fields(repo: Path) -> None:
+    doc = json.loads(_check("-f", "app.yaml", "-o", "json").stdout)
+    big = next(w for w in doc["workloads"] if w["name"] == "big")
+    assert (big["file"], big["line"], big["column"]) == ("k8s/app.yaml", 7, 1)
+    assert big["fields"] == [
+        {
+            "file": "k8s/app.yaml",
+            "line": 24,
+            "column": 13,
+            "field": "spec.template.spec.containers[app].resources.requests.cpu",
+            "why": "Insufficient cpu",
+        }
+    ]
+    assert big["renderedFrom"] is None
+
+
+def test_a_manifest_inside_an_archive_points_at_the_archive(repo: Path) -> None:
+    import io
+    import tarfile
+
+    data = APP.encode()
+    with tarfile.open(repo / "k8s" / "bundle.tgz", "w:gz") as tar:
+        info = tarfile.TarInfo("app/app.yaml")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    res = _check("-f", "bundle.tgz", "-o", "github")
+    commands, _ = github_commands(res.stdout)
+    big = commands[0]
+    assert big.properties["file"] == "k8s/bundle.tgz" and "line" not in big.properties
+    # The member's own lines stay in the message (the loader's document line: no text to scan there).
+    assert big.message.startswith("Deployment default/big (k8s/bundle.tgz:app/app.yaml:6)")
+    doc = json.loads(_check("-f", "bundle.tgz", "-o", "sarif").stdout)
+    validate_sarif(doc)
+    phys = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    assert phys == {
+        "artifactLocation": {
+            "uri": "k8s/bundle.tgz",
+            "uriBaseId": "%SRCROOT%",
+            "description": {"text": "archive member app/app.yaml, line 6"},
+        }
+    }

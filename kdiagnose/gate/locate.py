@@ -71,6 +71,12 @@ class Location:
     field: str = ""  # the field's path (field_label), "" for the object itself
     note: str = ""  # why this place: "requests 8 CPU", "rendered from ... line 14"
     outside: bool = False  # the file is outside the base: `file` is absolute
+    member: str = ""  # inside an archive: `file` is `ARCHIVE:MEMBER`, lines are the member's
+
+    @property
+    def container(self) -> str:
+        """The file a CI system can open: the archive itself for an archive's member."""
+        return self.file[: len(self.file) - len(self.member) - 1] if self.member else self.file
 
     @property
     def text(self) -> str:
@@ -139,7 +145,8 @@ class PathBase:
         self, source: str, line: int = 0, column: int = 0, field: str = "", note: str = ""
     ) -> Location:
         shown, outside = self.relative(source)
-        return Location(shown, line, column, field, note, outside)
+        member = self._split(source)[1][1:]
+        return Location(shown, line, column, field, note, outside, member)
 
     def chart_file(self, helm_path: str) -> str | None:
         """The repository file a `# Source: CHART/templates/x.yaml` comment names, relative to the base:
@@ -174,8 +181,8 @@ class PathBase:
     def uri(loc: Location) -> str:
         """The location's file as a URI reference: relative (percent-encoded), or file:// when outside."""
         if loc.outside:
-            return Path(loc.file.split(".tar", 1)[0] if ".tar" in loc.file else loc.file).as_uri()
-        return quote(loc.file, safe="/")
+            return Path(loc.container).as_uri()
+        return quote(loc.container, safe="/")
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,8 +36,8 @@ def render(result: GateResult) -> str:
         props = []
         loc = f.location
         if loc is not None and loc.file and not loc.outside:  # an outside path maps to no repository file
-            props.append(f"file={escape_property(loc.file)}")
-            if loc.line > 0:
+            props.append(f"file={escape_property(loc.container)}")  # an archive's member: the archive
+            if loc.line > 0 and not loc.member:
                 props.append(f"line={loc.line}")
                 if loc.column > 0:
                     props.append(f"col={loc.column}")

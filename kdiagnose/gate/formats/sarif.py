@@ -40,8 +40,12 @@ def _physical(loc: Location) -> dict[str, Any] | None:
     artifact: dict[str, Any] = {"uri": PathBase.uri(loc)}
     if not loc.outside:
         artifact["uriBaseId"] = SRCROOT
+    if loc.member:  # lines are the archive member's: name the member, point at the archive
+        artifact["description"] = {
+            "text": f"archive member {loc.member}" + (f", line {loc.line}" if loc.line else "")
+        }
     physical: dict[str, Any] = {"artifactLocation": artifact}
-    if loc.line > 0:
+    if loc.line > 0 and not loc.member:
         region: dict[str, Any] = {"startLine": loc.line}
         if loc.column > 0:
             region["startColumn"] = loc.column
