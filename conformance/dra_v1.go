@@ -6,8 +6,6 @@ package main
 // names a ResourceClaimTemplate, owned by the pod, and the pod's status.resourceClaimStatuses entry.
 
 import (
-	"crypto/sha1"
-
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,19 +47,13 @@ func (sc *scenario) createClaimsFromTemplates(pod *v1.Pod, nextRV func() string)
 			generateName = pod.Name[0:len(pod.Name)*maxBaseLen/len(generateName)] + "-" +
 				pc.Name[0:len(pc.Name)*maxBaseLen/len(generateName)]
 		}
-		// The API server appends 5 random characters; a hash of the pod keeps runs identical.
-		h := sha1.Sum([]byte(string(pod.UID) + "/" + pc.Name))
-		const alphabet = "bcdfghjklmnpqrstvwxz2456789"
-		suffix := make([]byte, 5)
-		for i := range suffix {
-			suffix[i] = alphabet[int(h[i])%len(alphabet)]
-		}
+		suffix := nameSuffix(string(pod.UID) + "/" + pc.Name)
 		claim := &resourceapi.ResourceClaim{
 			TypeMeta: metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceClaim"},
 			ObjectMeta: metav1.ObjectMeta{
-				Name:              generateName + string(suffix),
+				Name:              generateName + suffix,
 				Namespace:         pod.Namespace,
-				UID:               deterministicUID("ResourceClaim", pod.Namespace, generateName+string(suffix)),
+				UID:               deterministicUID("ResourceClaim", pod.Namespace, generateName+suffix),
 				ResourceVersion:   nextRV(),
 				CreationTimestamp: pod.CreationTimestamp,
 				OwnerReferences: []metav1.OwnerReference{{

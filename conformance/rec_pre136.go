@@ -1,4 +1,4 @@
-//go:build k8s_pre136 && !k8s_pre134
+//go:build k8s_pre136
 
 package main
 
@@ -12,7 +12,7 @@ import (
 
 type eventRecorderT = events.EventRecorder
 
-// hookSchedulePod wraps Scheduler.SchedulePod (v1.34/v1.35: called with the pod).
+// hookSchedulePod wraps Scheduler.SchedulePod (v1.35 and older: called with the pod).
 func hookSchedulePod(sched *scheduler.Scheduler, after func(ctx context.Context, state cycleStateT, pod *v1.Pod, r *scheduler.ScheduleResult, err error)) {
 	orig := sched.SchedulePod
 	sched.SchedulePod = func(ctx context.Context, f frameworkT, state cycleStateT, pod *v1.Pod) (scheduler.ScheduleResult, error) {

@@ -118,7 +118,10 @@ type podResult struct {
 
 // writeRecorder: writes by the scheduler (binding, PreBind volume and claim updates, status patches,
 // preemption deletions) are accepted and answered with the stored object, but never applied, so that
-// every pod sees the same cluster and the PreBind checks fail as they do without the controllers.
+// the PreBind checks fail as they do without the controllers. One exception: an object created with
+// generateName (the ResourceClaim DynamicResources creates for extended resources a DeviceClass maps,
+// v1.36+) is stored under a generated name, as the API server would, because PreBind then waits (up to
+// two minutes) for its informer to see it. Each pod runs on a fresh clientset, so no other pod sees it.
 func installWriteReactors(client *fake.Clientset) {
 	tracker := client.Tracker()
 	client.PrependReactor("*", "*", func(action clienttesting.Action) (bool, runtime.Object, error) {
@@ -128,7 +131,18 @@ func installWriteReactors(client *fake.Clientset) {
 				return true, nil, nil // pods/binding
 			}
 			if a, ok := action.(clienttesting.CreateAction); ok {
-				return true, a.GetObject(), nil
+				obj := a.GetObject()
+				if m, err := meta.Accessor(obj); err == nil && m.GetName() == "" && m.GetGenerateName() != "" {
+					obj = obj.DeepCopyObject()
+					m, _ = meta.Accessor(obj)
+					m.SetName(m.GetGenerateName() + nameSuffix(action.GetNamespace()+"/"+m.GetGenerateName()))
+					m.SetUID(deterministicUID(action.GetResource().Resource, action.GetNamespace(), m.GetName()))
+					m.SetResourceVersion("1000000")
+					if err := tracker.Create(action.GetResource(), obj, action.GetNamespace()); err != nil {
+						return true, nil, err
+					}
+				}
+				return true, obj, nil
 			}
 		case "update":
 			if a, ok := action.(clienttesting.UpdateAction); ok {

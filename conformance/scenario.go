@@ -125,6 +125,18 @@ func deterministicUID(kind, ns, name string) types.UID {
 	return types.UID(fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16]))
 }
 
+// nameSuffix stands for the 5 random characters the API server appends to a generateName: a hash of
+// seed, so that runs are identical.
+func nameSuffix(seed string) string {
+	h := sha1.Sum([]byte(seed))
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	suffix := make([]byte, 5)
+	for i := range suffix {
+		suffix[i] = alphabet[int(h[i])%len(alphabet)]
+	}
+	return string(suffix)
+}
+
 func (sc *scenario) admit(ctx context.Context, objs []runtime.Object) error {
 	rv := 0
 	nextRV := func() string { rv++; return strconv.Itoa(rv) }

@@ -139,6 +139,14 @@ class Dialect:
         return self.minor >= 37
 
     @property
+    def volume_bind_mount_options(self) -> bool:
+        """VolumeBindMountOptions is alpha (off) in v1.37, the first release with volumeMounts[].bindMountOptions:
+        the API server drops the field (pkg/api/pod/util.go dropDisabledFields), so NodeDeclaredFeatures never
+        infers VolumeBindMountOptions on a default cluster. Observed from the real v1.37.2 kube-scheduler
+        (fixtures/golden-v137/features/ndf-restart-all-containers)."""
+        return False
+
+    @property
     def node_name_before_unschedulable(self) -> bool:
         """v1.37's default plugins list NodeName before NodeUnschedulable (v1.36 and older: after)."""
         return self.minor >= 37
@@ -149,6 +157,13 @@ class Dialect:
         Unschedulable when the pod has no claims or none can be deallocated: `no new claims to deallocate, `
         and `still not schedulable, ` no longer precede `preemption: ...` (v1.36: they do). Observed from the
         real v1.37.2 kube-scheduler in tests/e2e."""
+        return self.minor >= 37
+
+    @property
+    def victim_start_time_stamped(self) -> bool:
+        """v1.37 sorts preemption victims with MoreImportantVictim on Victims whose start time was read once
+        at creation (a missing startTime is time.Now() then, in the node's pod order); v1.36 and older sort
+        pods with MoreImportantPod, which calls time.Now() for each pod at every comparison."""
         return self.minor >= 37
 
     @property

@@ -80,10 +80,12 @@ def _quantity_mem(r: random.Random) -> str:
 
 
 class _Gen:
-    def __init__(self, seed: int, k8s: str) -> None:
+    def __init__(self, seed: int, k8s: str, nodes: int | None = None, pending: int | None = None) -> None:
         self.r = random.Random(seed)
         self.seed = seed
         self.minor = _minor(k8s)
+        self.n_nodes = nodes
+        self.n_pending = pending
         self.objs: list[Obj] = []
         self.uid = 0
 
@@ -103,6 +105,8 @@ class _Gen:
         r = self.r
         self.flavor = r.choice(["eks", "gke", "aks", "plain"])
         n = r.choice([3, 4, 5, 6, 8, 10, 12])
+        if self.n_nodes is not None:
+            n = self.n_nodes
         self.node_names = _node_names(r, self.flavor, n)
         self.node_zone: dict[str, str] = {}
         self.node_pool: dict[str, str] = {}
@@ -555,12 +559,14 @@ class _Gen:
         self.nodes()
         self.bound_pods()
         self.pdbs()
-        for i in range(self.r.choice([1, 1, 2, 3])):
+        pending = self.r.choice([1, 1, 2, 3])
+        for i in range(pending if self.n_pending is None else self.n_pending):
             self.pending_pod(i)
         self.r.shuffle(self.objs)
         return self.objs
 
 
-def generate(seed: int, k8s: str = "v1.34.1") -> list[Obj]:
-    """The scenario for `seed` under release `k8s` (deterministic; shuffled document order)."""
-    return _Gen(seed, k8s).run()
+def generate(seed: int, k8s: str = "v1.34.1", nodes: int | None = None, pending: int | None = None) -> list[Obj]:
+    """The scenario for `seed` under release `k8s` (deterministic; shuffled document order); `nodes` and
+    `pending` fix the cluster size and the number of pending pods (the large corpus scenarios)."""
+    return _Gen(seed, k8s, nodes, pending).run()

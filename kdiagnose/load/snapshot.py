@@ -107,6 +107,8 @@ def build_snapshot(
                 _drop_claims(obj)
             if not dialect.pod_level_resources and isinstance(obj.get("spec"), dict):
                 obj["spec"].pop("resources", None)
+            if not dialect.volume_bind_mount_options:
+                _drop_bind_mount_options(obj)
             rejected: list[str] = []
             admit_pod(obj, ctx, rejected)
             if rejected:
@@ -205,3 +207,16 @@ def partial_dump_warnings(snap: Snapshot) -> list[str]:
             "was the node list filtered?"
         )
     return out
+
+
+def _drop_bind_mount_options(obj: Obj) -> None:
+    """volumeMounts[].bindMountOptions of every container, as the API server drops them with the gate off."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        for c in spec.get(key) or []:
+            if isinstance(c, dict):
+                for m in c.get("volumeMounts") or []:
+                    if isinstance(m, dict):
+                        m.pop("bindMountOptions", None)

@@ -13,7 +13,7 @@ tie-breaker go to the first candidate in that order (upstream: map order, i.e. r
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -41,6 +41,7 @@ __all__ = [
     "aggregate_errors",
     "filter_pods_with_pdb_violation",
     "more_important_pod",
+    "more_important_victim",
     "pdbs_of",
     "pick_one_node_for_preemption",
     "sort_by_importance",
@@ -87,12 +88,27 @@ def more_important_pod(a: Pod, b: Pod) -> bool:
     return start_time_key(a) < start_time_key(b)
 
 
-def sort_by_importance(pods: Sequence[Pod]) -> list[Pod]:
+def more_important_victim(a: Pod, b: Pod, created: Mapping[str, int]) -> bool:
+    """preemption.MoreImportantVictim (v1.37, framework/preemption/util.go) for single-pod victims: higher
+    priority, then the earlier EarliestStartTime. A pod without startTime gets time.Now() once, when its
+    Victim is made (types.go NewVictim, in the node's pod order: `created`), so of two such pods the one
+    earlier on the node is the more important; v1.36 and older call time.Now() at each comparison."""
+    if a.priority != b.priority:
+        return a.priority > b.priority
+    if not a.start_time and not b.start_time:
+        return created[a.key] < created[b.key]
+    return start_time_key(a) < start_time_key(b)
+
+
+def sort_by_importance(pods: Sequence[Pod], created: Mapping[str, int] | None = None) -> list[Pod]:
     """sort.Slice(pods, MoreImportantPod), most important first: Go's unstable pdqsort, mirrored exactly
     (scheduler/gosort.py), so equal pods keep the order the real scheduler gives them and the same ones
-    are reprieved."""
+    are reprieved. With `created` (each pod's position among the node's victims), MoreImportantVictim."""
     out = list(pods)
-    sort_slice(out, more_important_pod)
+    if created is None:
+        sort_slice(out, more_important_pod)
+    else:
+        sort_slice(out, lambda a, b: more_important_victim(a, b, created))
     return out
 
 

@@ -176,7 +176,9 @@ class DefaultPreemption(Plugin):
         if not s.ok:
             return [], 0, s
 
-        potential = sort_by_importance(potential)
+        # v1.37 stamps each victim's missing start time once, in the node's pod order (preemption.NewVictim).
+        created = {p.key: i for i, p in enumerate(potential)} if self.dialect.victim_start_time_stamped else None
+        potential = sort_by_importance(potential, created)
         violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
         victims: list[Pod] = []
 
@@ -208,5 +210,5 @@ class DefaultPreemption(Plugin):
             if not s.ok:
                 return [], 0, s
         if violating and non_violating:
-            victims = sort_by_importance(victims)
+            victims = sort_by_importance(victims, created)
         return victims, num_violating, SUCCESS

@@ -1,9 +1,8 @@
-//go:build !k8s_pre134
-
 package main
 
-// The scheduler framework API of v1.34 and later (CycleState, Status and NodeInfo from
-// k8s.io/kube-scheduler/framework; NodeToStatus with an absent-nodes status).
+// The recording framework and the scheduler hooks, on the framework types of fwapi_*.go (CycleState,
+// Status and NodeInfo: k8s.io/kube-scheduler/framework from v1.34, k8s.io/kubernetes/pkg/scheduler/framework
+// before) and NodeToStatus with an absent-nodes status (v1.32+).
 
 import (
 	"context"
@@ -15,15 +14,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
-	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
 type (
 	frameworkT     = framework.Framework
-	cycleStateT    = fwk.CycleState
-	statusT        = *fwk.Status
 	queuedPodInfoT = *framework.QueuedPodInfo
 )
 
@@ -38,7 +34,7 @@ func (r logRecorder) WithLogger(klog.Logger) events.EventRecorderLogger { return
 
 func recorderFor(l *eventLog) eventRecorderT { return logRecorder{log: l} }
 
-func toStatus(st *fwk.Status) *status {
+func toStatus(st statusT) *status {
 	reasons := []string{}
 	if st != nil && st.Reasons() != nil {
 		reasons = append(reasons, st.Reasons()...)
@@ -60,7 +56,7 @@ func wrapFramework(f framework.Framework, rec *recorder) framework.Framework {
 	return &recordingFramework{Framework: f, rec: rec}
 }
 
-func (w *recordingFramework) RunPreFilterPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod) (*preFilterResultT, *fwk.Status, sets.Set[string]) {
+func (w *recordingFramework) RunPreFilterPlugins(ctx context.Context, state cycleStateT, pod *v1.Pod) (*preFilterResultT, statusT, sets.Set[string]) {
 	res, st, unsched := w.Framework.RunPreFilterPlugins(ctx, state, pod)
 	w.rec.mu.Lock()
 	defer w.rec.mu.Unlock()
@@ -82,7 +78,7 @@ func (w *recordingFramework) RunPreFilterPlugins(ctx context.Context, state fwk.
 	return res, st, unsched
 }
 
-func (w *recordingFramework) RunFilterPluginsWithNominatedPods(ctx context.Context, state fwk.CycleState, pod *v1.Pod, info fwk.NodeInfo) *fwk.Status {
+func (w *recordingFramework) RunFilterPluginsWithNominatedPods(ctx context.Context, state cycleStateT, pod *v1.Pod, info nodeInfoT) statusT {
 	st := w.Framework.RunFilterPluginsWithNominatedPods(ctx, state, pod, info)
 	w.rec.mu.Lock()
 	defer w.rec.mu.Unlock()
@@ -94,13 +90,13 @@ func (w *recordingFramework) RunFilterPluginsWithNominatedPods(ctx context.Conte
 	return st
 }
 
-func (w *recordingFramework) RunScorePlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]nodePluginScoresT, *fwk.Status) {
+func (w *recordingFramework) RunScorePlugins(ctx context.Context, state cycleStateT, pod *v1.Pod, nodes []nodeInfoT) ([]nodePluginScoresT, statusT) {
 	scores, st := w.Framework.RunScorePlugins(ctx, state, pod, nodes)
 	w.rec.recordScores(w.Framework, scores)
 	return scores, st
 }
 
-func (w *recordingFramework) RunPostFilterPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, m nodeToStatusReaderT) (*postFilterResultT, *fwk.Status) {
+func (w *recordingFramework) RunPostFilterPlugins(ctx context.Context, state cycleStateT, pod *v1.Pod, m nodeToStatusReaderT) (*postFilterResultT, statusT) {
 	res, st := w.Framework.RunPostFilterPlugins(ctx, state, pod, m)
 	w.rec.mu.Lock()
 	w.rec.postfilter = toStatus(st)
@@ -128,13 +124,13 @@ func (r *recorder) recordScores(f framework.Framework, scores []nodePluginScores
 
 // scoreAlone scores the only feasible node, as the scheduler would have with a second one, on a clone
 // of the cycle state so the binding cycle sees exactly what the scheduler left.
-func (r *recorder) scoreAlone(ctx context.Context, f framework.Framework, state fwk.CycleState, pod *v1.Pod, node string) {
+func (r *recorder) scoreAlone(ctx context.Context, f framework.Framework, state cycleStateT, pod *v1.Pod, node string) {
 	ni, err := f.SnapshotSharedLister().NodeInfos().Get(node)
 	if err != nil {
 		return
 	}
 	clone := state.Clone()
-	nodes := []fwk.NodeInfo{ni}
+	nodes := []nodeInfoT{ni}
 	if st := f.RunPreScorePlugins(ctx, clone, pod, nodes); !st.IsSuccess() {
 		return
 	}
@@ -174,7 +170,7 @@ func absentNodeStatus(r *recorder) *status {
 	if !r.prefilterRestricts {
 		return nil
 	}
-	return &status{Plugin: "", Code: fwk.UnschedulableAndUnresolvable.String(),
+	return &status{Plugin: "", Code: codeUnschedulableAndUnresolvable.String(),
 		Reasons: []string{fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", r.unschedPlugins)}}
 }
 
@@ -191,20 +187,6 @@ func (r *recorder) fitErrorStatuses(err error) {
 			return nil
 		}
 		return toStatus(st)
-	}
-}
-
-func startQueue(ctx context.Context, sched *scheduler.Scheduler) func() {
-	logger := klog.FromContext(ctx)
-	sched.SchedulingQueue.Run(logger)
-	if sched.APIDispatcher != nil {
-		sched.APIDispatcher.Run(logger)
-	}
-	return func() {
-		if sched.APIDispatcher != nil {
-			sched.APIDispatcher.Close()
-		}
-		sched.SchedulingQueue.Close()
 	}
 }
 
