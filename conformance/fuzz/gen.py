@@ -566,7 +566,9 @@ class _Gen:
         return self.objs
 
 
-def generate(seed: int, k8s: str = "v1.34.1", nodes: int | None = None, pending: int | None = None) -> list[Obj]:
+def generate(
+    seed: int, k8s: str = "v1.34.1", nodes: int | None = None, pending: int | None = None
+) -> list[Obj]:
     """The scenario for `seed` under release `k8s` (deterministic; shuffled document order); `nodes` and
     `pending` fix the cluster size and the number of pending pods (the large corpus scenarios)."""
     return _Gen(seed, k8s, nodes, pending).run()

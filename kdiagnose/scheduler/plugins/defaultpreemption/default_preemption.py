@@ -177,7 +177,9 @@ class DefaultPreemption(Plugin):
             return [], 0, s
 
         # v1.37 stamps each victim's missing start time once, in the node's pod order (preemption.NewVictim).
-        created = {p.key: i for i, p in enumerate(potential)} if self.dialect.victim_start_time_stamped else None
+        created = (
+            {p.key: i for i, p in enumerate(potential)} if self.dialect.victim_start_time_stamped else None
+        )
         potential = sort_by_importance(potential, created)
         violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
         victims: list[Pod] = []
