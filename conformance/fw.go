@@ -2,11 +2,10 @@ package main
 
 // The recording framework and the scheduler hooks, on the framework types of fwapi_*.go (CycleState,
 // Status and NodeInfo: k8s.io/kube-scheduler/framework from v1.34, k8s.io/kubernetes/pkg/scheduler/framework
-// before) and NodeToStatus with an absent-nodes status (v1.32+).
+// before; the FitError statuses: nodestatus_*.go).
 
 import (
 	"context"
-	"fmt"
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
@@ -163,31 +162,6 @@ func runPreEnqueue(ctx context.Context, f framework.Framework, pod *v1.Pod) *sta
 		return toStatus(st)
 	}
 	return nil
-}
-
-// absentNodeStatus is what findNodesThatFitPod sets for nodes outside a PreFilterResult.
-func absentNodeStatus(r *recorder) *status {
-	if !r.prefilterRestricts {
-		return nil
-	}
-	return &status{Plugin: "", Code: codeUnschedulableAndUnresolvable.String(),
-		Reasons: []string{fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", r.unschedPlugins)}}
-}
-
-// fitErrorStatuses keeps the per-node statuses of a FitError (nodes never filtered included).
-func (r *recorder) fitErrorStatuses(err error) {
-	fe, ok := err.(*framework.FitError)
-	if !ok || fe.Diagnosis.NodeToStatus == nil {
-		return
-	}
-	m := fe.Diagnosis.NodeToStatus
-	r.fitNodeStatus = func(node string) *status {
-		st := m.Get(node)
-		if st == nil || st.IsSuccess() {
-			return nil
-		}
-		return toStatus(st)
-	}
 }
 
 func activate(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) {

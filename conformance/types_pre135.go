@@ -1,4 +1,4 @@
-//go:build k8s_pre135
+//go:build k8s_pre135 && !k8s_pre132
 
 package main
 
@@ -6,7 +6,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
-// v1.34 and older: these framework types still live in k8s.io/kubernetes/pkg/scheduler/framework.
+// v1.32-v1.34: these framework types still live in k8s.io/kubernetes/pkg/scheduler/framework.
 type (
 	preFilterResultT    = framework.PreFilterResult
 	postFilterResultT   = framework.PostFilterResult
