@@ -222,7 +222,8 @@ class FakeAPIServer:
         # path substring -> a fault in the answer (hostile-server tests): "truncated" (JSON cut in half),
         # "html" (an HTML page with 200), "array" (a List as a JSON array), "items-not-list", "trickle"
         # (the body one byte every 0.2 s), "repeat-continue" (the same continue token on every page),
-        # "status-403"/"status-500".
+        # "status-403"/"status-500", "drop" (the connection closed with no answer, as a restarting
+        # server or a proxy does), "drop-once" (that, for the first matching request only).
         self.faults: dict[str, str] = {}
         self.requests: list[tuple[str, str]] = []  # (method, path with query) of every request
         self._lock = threading.Lock()
@@ -547,6 +548,13 @@ def _make_handler(server: FakeAPIServer) -> type[BaseHTTPRequestHandler]:
                 self.rfile.read(length)
             headers = {k.lower(): v for k, v in self.headers.items()}
             fault = next((f for frag, f in server.faults.items() if frag in self.path), "")
+            if fault in ("drop", "drop-once"):
+                server._log(self.command, self.path)
+                if fault == "drop-once":
+                    with server._lock:
+                        server.faults = {k: v for k, v in server.faults.items() if v != "drop-once"}
+                self.close_connection = True  # no status line: the client sees the connection go away
+                return
             path = self.path
             if fault == "repeat-continue":  # every page is the first page, with the same token
                 path = "&".join(p for p in path.split("&") if not p.startswith("continue="))

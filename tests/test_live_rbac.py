@@ -302,3 +302,31 @@ def test_no_hint_when_nothing_is_pending_anywhere_or_other_pods_are_unlistable(t
     assert (res.exit_code, res.stderr) == (0, "")
     assert res.stdout.splitlines()[0] == "No pending pods to diagnose."
     assert "Pending" not in res.stdout.split("\n", 1)[1]
+
+
+# ---------------------------------------------------------------------------------------------- dropped connections
+
+
+def test_a_connection_dropped_under_a_get_is_tried_once_more(tmp_path: Path) -> None:
+    # As client-go retries a GET on "connection reset"/EOF: the page is asked again on a new connection.
+    with FakeAPIServer(_seed_with_records()) as srv:
+        srv.faults["/api/v1/nodes"] = "drop-once"
+        res = run("pods", "-A", "--kubeconfig", str(srv.kubeconfig(tmp_path / "kc")), "-o", "json")
+        nodes = [p for p in srv.paths() if p.startswith("/api/v1/nodes")]
+    assert res.exit_code == 1, res.stderr
+    assert len(nodes) == 2 and nodes[0] == nodes[1]
+    assert json.loads(res.stdout)["summary"]["nodes"] == 5
+
+
+def test_a_connection_dropped_twice_is_one_clean_error(tmp_path: Path) -> None:
+    with FakeAPIServer(_seed_with_records()) as srv:
+        srv.faults["/api/v1/nodes"] = "drop"
+        res = run("pods", "-A", "--kubeconfig", str(srv.kubeconfig(tmp_path / "kc")))
+        nodes = [p for p in srv.paths() if p.startswith("/api/v1/nodes")]
+        url = srv.url
+    assert res.exit_code == 3 and res.stdout == ""
+    assert len(nodes) == 2  # once more, not forever
+    assert res.stderr == (
+        f"kdiagnose: error: cannot reach the API server {url} (context fake): "
+        "the connection was closed before the answer was complete\n"
+    )

@@ -96,6 +96,24 @@ def describe_status(e: ApiStatusError) -> str:
     return f"{e.status} {e.reason or 'error'}" + (f": {e.message}" if e.message else "")
 
 
+def _dropped(e: BaseException) -> bool:
+    """The connection went away under the request (reset, closed before or while answering, EOF during
+    the TLS handshake): not a refusal, a timeout or a certificate error."""
+    import ssl
+
+    import urllib3
+
+    reason: Any = getattr(e, "reason", None) or e
+    if isinstance(reason, urllib3.exceptions.ProtocolError | ConnectionResetError | BrokenPipeError):
+        return True
+    if isinstance(reason, ssl.SSLEOFError | ssl.SSLZeroReturnError):
+        return True
+    text = str(reason)
+    return isinstance(reason, urllib3.exceptions.SSLError) and (
+        "EOF occurred" in text or "UNEXPECTED_EOF" in text
+    )
+
+
 class ApiReader:
     """GET-only access to one API server; thread-safe (urllib3's pool is)."""
 
@@ -129,33 +147,43 @@ class ApiReader:
             header_params={"Accept": "application/json"},
             auth_settings=["BearerToken"],
         )
-        self.requests += 1
         # --request-timeout is a deadline for the whole request: urllib3's timeout is per socket operation,
         # so a server trickling a byte a second would keep the run alive forever. A timer shuts the socket
         # at the deadline, and the body is read in pieces, checked against it.
         deadline = time.monotonic() + self.timeout if self.timeout > 0 else float("inf")  # 0: none
-        timer: threading.Timer | None = None
-        try:
-            resp: Any = self.api.call_api(method, url, header_params=headers, _request_timeout=self.timeout)
-            raw = resp.response
-            if self.timeout > 0:
-                timer = threading.Timer(max(deadline - time.monotonic(), 0.0), raw.shutdown)
-                timer.daemon = True
-                timer.start()
-            data = self._body(raw, path, deadline)
-        except urllib3.exceptions.HTTPError as e:
-            if time.monotonic() >= deadline:
-                raise ClusterError(self._timeout_message(path)) from None
-            raise ClusterError(self._describe_transport_error(e, path)) from None
-        except OSError as e:
-            if time.monotonic() >= deadline:
-                raise ClusterError(self._timeout_message(path)) from None
-            raise ClusterError(
-                f"cannot reach the API server {self.target.server} (context {self.target.context}): {e}"
-            ) from None
-        finally:
-            if timer is not None:
-                timer.cancel()
+        retried = False
+        while True:
+            self.requests += 1
+            timer: threading.Timer | None = None
+            try:
+                resp: Any = self.api.call_api(
+                    method, url, header_params=headers, _request_timeout=self.timeout
+                )
+                raw = resp.response
+                if self.timeout > 0:
+                    timer = threading.Timer(max(deadline - time.monotonic(), 0.0), raw.shutdown)
+                    timer.daemon = True
+                    timer.start()
+                data = self._body(raw, path, deadline)
+                break
+            except (urllib3.exceptions.HTTPError, OSError) as e:
+                if time.monotonic() >= deadline:
+                    raise ClusterError(self._timeout_message(path)) from None
+                # A connection dropped under a GET (the server restarting, a proxy closing an idle
+                # connection) is tried once more on a new connection, as client-go retries a GET on
+                # "connection reset" and EOF (rest/request.go isErrRetryableFunc); a page is whole or
+                # not at all, so a retry never mixes two answers.
+                if not retried and _dropped(e):
+                    retried = True
+                    continue
+                if isinstance(e, urllib3.exceptions.HTTPError):
+                    raise ClusterError(self._describe_transport_error(e, path)) from None
+                raise ClusterError(
+                    f"cannot reach the API server {self.target.server} (context {self.target.context}): {e}"
+                ) from None
+            finally:
+                if timer is not None:
+                    timer.cancel()
         if not 200 <= resp.status < 300:
             raise self._status_error(resp.status, data, path, verb)
         return data
@@ -192,6 +220,9 @@ class ApiReader:
         text = str(reason)
         if "refused" in text.lower():
             return f"cannot reach {where}: connection refused"
+        if _dropped(reason):
+            # urllib3 nests the socket error in a tuple repr ("('Connection aborted.', RemoteDisconnected(...")
+            return f"cannot reach {where}: the connection was closed before the answer was complete"
         if isinstance(reason, urllib3.exceptions.SSLError):
             return f"cannot reach {where}: TLS error: {text}"
         # urllib3 wraps the socket error in a long repr; keep its last clause.
