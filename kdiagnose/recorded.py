@@ -238,8 +238,13 @@ def event_view(ev: Obj) -> tuple[str, str, int, float | None, float | None, str,
 
 
 def latest_failed_scheduling(events: Iterable[Obj]) -> tuple[str, int, float | None, str] | None:
-    """(message, count, last seen, reporting component) of the newest FailedScheduling event."""
-    best: tuple[str, int, float | None, str] | None = None
+    """(message, count, last seen, reporting component) of the newest FailedScheduling event; the count
+    adds up every event of that component with that message.
+
+    kube-scheduler's recorder (client-go tools/events) keys a series by the pod's ObjectReference, whose
+    resourceVersion changes with every status update: the same message after one starts a new Event
+    object instead of counting on in the old one's `series` (seen against the real scheduler, e2e/)."""
+    seen: list[tuple[str, int, float | None, str]] = []
     for ev in events:
         reason, message, count, when, _, source, _ = event_view(ev)
         # Karpenter's FailedScheduling ("Failed to schedule pod, ...") is not the scheduler's message.
@@ -249,9 +254,15 @@ def latest_failed_scheduling(events: Iterable[Obj]) -> tuple[str, int, float | N
             or message.startswith("Failed to schedule pod, ")
         ):
             continue
-        if best is None or (when or 0.0) >= (best[2] or 0.0):
-            best = (message, count, when, source)
-    return best
+        seen.append((message, count, when, source))
+    best: tuple[str, int, float | None, str] | None = None
+    for e in seen:
+        if best is None or (e[2] or 0.0) >= (best[2] or 0.0):
+            best = e
+    if best is None:
+        return None
+    total = sum(c for m, c, _, src in seen if m == best[0] and src == best[3])
+    return best[0], total, best[2], best[3]
 
 
 _HEAD_RE = re.compile(r"^(\d+)/(\d+) nodes are available: ")
@@ -538,7 +549,9 @@ def recorded_for(snap: Snapshot, pod: Pod, replayed_message: str | None) -> Reco
         return None
     rec = Recorded(age_reference="the dump")
     if events:
-        when, count, message = max(events, key=lambda e: (parse_time(e[0]) or 0.0, e[0]))
+        when, _, message = max(events, key=lambda e: (parse_time(e[0]) or 0.0, e[0]))
+        # Every event with that message (a series restarts in a new Event: latest_failed_scheduling).
+        count = sum(c for _, c, m in events if m == message)
         rec.message, rec.count, rec.last_seen = message, count, when
         seen, ref = parse_time(when), dump_time(snap)
         if seen is not None and ref is not None:

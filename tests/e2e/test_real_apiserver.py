@@ -247,16 +247,24 @@ def _one_line_error(res: Any) -> str:
     return line
 
 
-def test_developer_is_denied_what_it_lacks_with_the_permission_named(live: Cluster, home: Path) -> None:
+def test_developer_gets_the_recorded_message_and_the_permissions_it_lacks(live: Cluster, home: Path) -> None:
     assert live.scenario is not None
     ns, name = pending_pods(live.scenario)[0]
-    # Its own namespace: the pod is readable, the nodes are not (a cluster-scoped resource).
-    line = _one_line_error(kdiagnose("pod", name, "-n", ns, *kc(live, "developer"), home=home))
-    assert line.endswith(
-        'cannot list nodes: forbidden: user "e2e-developer" needs RBAC list on nodes at the cluster scope'
-    ), line
-    line = _one_line_error(kdiagnose("pods", *kc(live, "developer"), home=home))
-    assert "cannot list nodes: forbidden" in line, line
+    event = _wait_for_events(live, [(ns, name)])[f"{ns}/{name}"]
+    denied = [
+        f'cannot list {r}: forbidden: user "e2e-developer" needs RBAC list on {r} at the cluster scope'
+        for r in ("nodes", "pods")
+    ]
+    # Its own namespace: the pod, its events and its condition are readable, the nodes and the other
+    # namespaces' pods are not: no replay, what the real scheduler recorded, the RBAC that would allow it.
+    for args in (["pod", name, "-n", ns], ["pods"]):
+        doc = run_json(*args, *kc(live, "developer"), home=home, codes=(1,))
+        assert doc["replayDenied"] == denied
+        (p,) = [p for p in doc["pods"] if p["pod"] == f"{ns}/{name}"]
+        assert p["notReplayed"] and p["nodes"] == {}
+        assert p["recorded"]["message"] == event["note"]
+        assert p["recorded"]["conditionReason"] == "Unschedulable"
+        assert "name: e2e-developer" in doc["rbac"]
     # Every namespace: listing pods cluster-wide is what is denied.
     line = _one_line_error(kdiagnose("pods", "-A", *kc(live, "developer"), home=home))
     assert line.endswith(
