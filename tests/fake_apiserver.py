@@ -74,6 +74,8 @@ RESOURCES: list[Resource] = [
     Resource("karpenter.sh", "v1", "nodeclaims", "NodeClaim", False),
 ]
 
+_PLAIN = "__plain_text__"  # a body key: answer this text as text/plain instead of JSON
+
 _EXPIRED_MESSAGE = (
     "The provided continue parameter is too old to display a consistent list result. "
     "You can start a new list without the continue parameter."
@@ -361,6 +363,10 @@ class FakeAPIServer:
             return 200, self._group_list()
         if segs[:1] == ["api"] and len(segs) >= 2:
             return self._resource_request("", segs[1], segs[2:], query)
+        if segs[:1] == ["apis"] and len(segs) >= 2 and not any(r.group == segs[1] for r in self._served()):
+            # A group the server does not serve falls through to its NotFoundHandler: plain text, no Status
+            # (seen from the real kube-apiserver, tests/e2e/test_rbac_events.py).
+            return 404, {_PLAIN: "404 page not found\n"}
         if segs[:1] == ["apis"] and len(segs) >= 3:
             return self._resource_request(segs[1], segs[2], segs[3:], query)
         if segs[:1] == ["apis"] and len(segs) == 2:
@@ -573,6 +579,8 @@ def _make_handler(server: FakeAPIServer) -> type[BaseHTTPRequestHandler]:
                 code = int(fault.removeprefix("status-"))
                 body = _status(code, "Forbidden" if code == 403 else "InternalError", "injected fault")
             data = json.dumps(body).encode()
+            if isinstance(body, dict) and _PLAIN in body:
+                content_type, data = "text/plain; charset=utf-8", str(body[_PLAIN]).encode()
             if fault == "truncated":
                 data = data[: len(data) // 2]
             elif fault == "html":

@@ -330,3 +330,25 @@ def test_a_connection_dropped_twice_is_one_clean_error(tmp_path: Path) -> None:
         f"kdiagnose: error: cannot reach the API server {url} (context fake): "
         "the connection was closed before the answer was complete\n"
     )
+
+
+def test_a_group_the_server_does_not_serve_is_not_served_not_not_found(tmp_path: Path) -> None:
+    # The real kube-apiserver answers a group it does not serve with a plain-text "404 page not found"
+    # (tests/e2e/test_rbac_events.py compares the fake with it): that is a missing API, not a missing object.
+    with FakeAPIServer(_seed_with_records()) as srv:
+        srv.not_served_groups.add("storage.k8s.io")
+        res = run(
+            "check",
+            "-f",
+            str(ROOT / "fixtures" / "check" / "web-anti-affinity.manifests.yaml"),
+            "--context",
+            "fake",
+            "--kubeconfig",
+            str(srv.kubeconfig(tmp_path / "kc")),
+            "-o",
+            "json",
+            "--no-remedies",
+        )
+    doc = json.loads(res.stdout)
+    lines = [w for w in doc["warnings"] if w.startswith("cannot list storageclasses")]
+    assert lines and lines[0].startswith("cannot list storageclasses: not served by this API server"), lines

@@ -52,6 +52,8 @@ class ApiStatusError(Exception):
 # The RBAC authorizer's denial names the user (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/
 # responsewriters/errors.go forbiddenMessage): `... is forbidden: User "alice" cannot list resource ...`.
 _FORBIDDEN_USER_RE = re.compile(r'is forbidden: User "([^"]*)" cannot ')
+# apimachinery's NewNotFound: `<resource> "<name>" not found`.
+_OBJECT_NOT_FOUND_RE = re.compile(r'^\S+ "[^"]*" not found$')
 
 
 def needed_permission(verb: str, path: str) -> str:
@@ -90,7 +92,8 @@ def describe_status(e: ApiStatusError) -> str:
         return "unauthorized (the context's credentials were rejected)"
     if e.status == 404:
         # A GET of a missing object is 404 too ('configmaps "x" not found'): the object, not the API, is absent.
-        if e.message.endswith(" not found"):
+        # A group the server does not serve answers "404 page not found" (plain text, no Status).
+        if _OBJECT_NOT_FOUND_RE.match(e.message):
             return "not found"
         return "not served by this API server"
     return f"{e.status} {e.reason or 'error'}" + (f": {e.message}" if e.message else "")

@@ -3,8 +3,9 @@ prints for a namespace-scoped user is enough for a full replay; a user who may r
 events.k8s.io still gets the recorded message; and retries as the real scheduler records them (a new
 Event per message, a series per repeat) is read and counted.
 
-One cluster per release line (a scenario with one unschedulable pod); the tests run in file order and
-change it (RBAC, a node) only through the admin's client, never through kdiagnose.
+One cluster per release line (a scenario with one unschedulable pod); the tests run in file order (the
+developer's denials are compared with the fake API server's before it is granted the RBAC) and change the
+cluster (RBAC, a node) only through the admin's client, never through kdiagnose.
 """
 
 from __future__ import annotations
@@ -76,6 +77,56 @@ def _wait(what: str, cond: Any, timeout: float = 90.0) -> Any:
             return got
         time.sleep(0.5)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def _get(cl: Cluster, context: str, path: str) -> tuple[int, Obj]:
+    """One GET through the real client, as kdiagnose's ApiReader sends it: (status, JSON body)."""
+    from kdiagnose.load.apireader import ApiReader, ApiStatusError
+    from kdiagnose.load.kubeconfig import resolve_target
+
+    reader = ApiReader(resolve_target(str(cl.kubeconfig), context), 30.0)
+    try:
+        return 200, reader.get_json(path)
+    except ApiStatusError as e:
+        return e.status, {"reason": e.reason, "message": e.message}
+    finally:
+        reader.close()
+
+
+@pytest.mark.parametrize(
+    ("context", "path"),
+    [
+        pytest.param("developer", "/api/v1/nodes", id="403 list nodes"),
+        pytest.param("developer", "/api/v1/namespaces/kube-system/pods/x", id="403 get a pod elsewhere"),
+        pytest.param("developer", "/apis/storage.k8s.io/v1/storageclasses", id="403 list, named group"),
+        pytest.param("admin", "/api/v1/namespaces/default/pods/nope", id="404 a missing pod"),
+        pytest.param("admin", "/apis/karpenter.sh/v1/nodepools", id="404 a group not served"),
+        pytest.param("admin", "/apis/resource.k8s.io/v1/nosuchthings", id="404 a resource not served"),
+    ],
+)
+def test_the_fake_api_server_answers_as_the_real_one(cl: Cluster, context: str, path: str) -> None:
+    """tests/fake_apiserver.py (the unit tests' server) gives the same status, reason and message."""
+    from tests.fake_apiserver import FakeAPIServer
+
+    real = _get(cl, context, path)
+    fake = FakeAPIServer([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}}])
+    fake.not_served_groups = {"karpenter.sh"}  # as this cluster: no Karpenter CRDs
+    if context == "developer":
+        fake.only_namespaces = {NS}
+        fake.user = "e2e-developer"
+    with fake:
+        fake_kc = fake.kubeconfig(cl.out / f"fake-{context}.kubeconfig", context=context)
+        from kdiagnose.load.apireader import ApiReader, ApiStatusError
+        from kdiagnose.load.kubeconfig import resolve_target
+
+        reader = ApiReader(resolve_target(str(fake_kc), context), 30.0)
+        try:
+            got: tuple[int, Obj] = (200, reader.get_json(path))
+        except ApiStatusError as e:
+            got = (e.status, {"reason": e.reason, "message": e.message})
+        finally:
+            reader.close()
+    assert got == real
 
 
 def test_the_printed_rbac_lets_the_developer_replay(cl: Cluster, home: Path) -> None:
@@ -261,6 +312,7 @@ def test_events_of_retries_as_the_real_scheduler_writes_them(cl: Cluster, home: 
 
 
 def test_audit_log_shows_only_get_and_list_from_kdiagnose(cl: Cluster) -> None:
+    """Last in the module: every kdiagnose request against this cluster."""
     ours = [e for e in cl.audit() if e.get("userAgent") == "kdiagnose"]
     assert ours and {e["verb"] for e in ours} <= {"get", "list"}, sorted(
         {(e["verb"], e["requestURI"]) for e in ours}
