@@ -129,6 +129,31 @@ def test_the_fake_api_server_answers_as_the_real_one(cl: Cluster, context: str, 
     assert got == real
 
 
+def test_completion_and_the_all_namespaces_hint_on_the_real_server(cl: Cluster, home: Path) -> None:
+    """Before the developer is granted anything: its completion lists its namespace's pods, and stays
+    silent for namespaces it may not list; the admin's `pods -n kube-system` points at -A."""
+    import subprocess
+    import sys
+
+    code = "from kdiagnose.cli import kubectl_complete_main; kubectl_complete_main()"
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
+
+    def complete(*args: str) -> list[str]:
+        res = subprocess.run(
+            [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=60
+        )
+        assert res.returncode == 0 and res.stderr == "", res.stderr
+        return res.stdout.splitlines()
+
+    assert complete("pod", *kc(cl, "developer"), "webhook") == [f"{POD}\tPending", ":4"]
+    assert complete("pod", *kc(cl, "developer"), "-n", "") == [":0"]  # list namespaces: forbidden
+    assert "default" in [c.split("\t")[0] for c in complete("pod", *kc(cl), "-n", "")]
+    doc = run_json("pods", "-n", "kube-system", *kc(cl), home=home)
+    assert doc["pods"] == []
+    assert doc["scopeHint"].startswith("Nothing Pending in namespace kube-system, but 1 Pending pod in 1 ")
+    assert doc["scopeCommand"].startswith("kdiagnose pods -A ")
+
+
 def test_the_printed_rbac_lets_the_developer_replay(cl: Cluster, home: Path) -> None:
     events, cond = _wait("the scheduler's event", lambda: _recorded(cl)[0] and _recorded(cl))
     dev = run_json("pod", POD, "-n", NS, *kc(cl, "developer"), home=home, codes=(1,))
