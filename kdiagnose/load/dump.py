@@ -49,7 +49,7 @@ def input_warnings(result: LoadResult) -> list[str]:
                 "it was taken without --all-namespaces (-A), so pods of other namespaces are missing and "
                 "node usage, affinity and spread checks see less than the cluster has"
             )
-    kinds = {r.obj.get("kind") for r in result.objects}
+    kinds = {r.kind for r in result.objects}
     if "Node" in kinds and "Pod" not in kinds and "Pod" not in result.list_kinds:
         out.append(
             "the input has nodes but no pods: every node looks empty (dumped with `kubectl get nodes` only?)"
@@ -59,7 +59,7 @@ def input_warnings(result: LoadResult) -> list[str]:
 
 def _kubelets(result: LoadResult) -> Iterator[tuple[str, str]]:
     for o in result.objects:
-        if o.obj.get("kind") == "Node":
+        if o.kind == "Node":
             meta = o.obj.get("metadata")
             yield str(meta.get("name") or "") if isinstance(meta, dict) else "", kubelet_version(o.obj)
 

@@ -163,7 +163,7 @@ def _load_bytes(
 def _require_objects(result: LoadResult, before: int, lists_before: int, message: str) -> None:
     if len(result.list_kinds) > lists_before:
         return
-    if any(isinstance(r.obj.get("kind"), str) for r in result.objects[before:]):
+    if any(isinstance(r.kind, str) for r in result.objects[before:]):
         return
     raise InputError(message)
 
@@ -334,10 +334,10 @@ def load_paths(paths: list[str], stdin: BinaryIO | None = None) -> LoadResult:
 def _validate(result: LoadResult) -> None:
     """Objects of kinds the replay reads must have a name (the API server requires one)."""
     for raw in result.objects:
-        kind = raw.obj.get("kind")
+        kind = raw.kind
         if kind not in KNOWN_KINDS:
             continue
-        meta = raw.obj.get("metadata")
+        meta = raw.meta
         if meta is not None and not isinstance(meta, dict):
             raise InputError(f"{raw.where}: {kind}: metadata is not a mapping")
         name = (meta or {}).get("name")

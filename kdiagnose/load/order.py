@@ -16,7 +16,7 @@ from typing import Any
 
 from kdiagnose.load.raw import RawObject
 
-__all__ = ["CLUSTER_SCOPED_KINDS", "canonical_order", "object_key"]
+__all__ = ["CLUSTER_SCOPED_KINDS", "canonical_order", "meta_key", "object_key"]
 
 CLUSTER_SCOPED_KINDS = frozenset(
     {
@@ -39,7 +39,11 @@ def object_key(obj: dict[str, Any], namespaced: bool) -> str:
     """The informer cache key (MetaNamespaceKeyFunc): "namespace/name", or "name" when cluster-scoped. A
     namespaced object without a namespace lands in "default", as the API server puts it; a manifest with
     only generateName sorts by that prefix."""
-    meta = obj.get("metadata")
+    return meta_key(obj.get("metadata"), namespaced)
+
+
+def meta_key(meta: Any, namespaced: bool) -> str:
+    """object_key from the object's metadata."""
     if not isinstance(meta, dict):
         return ""
     name = meta.get("name") or meta.get("generateName") or ""
@@ -65,7 +69,7 @@ def _tie_key(raw: RawObject) -> tuple[int, str]:
 def canonical_order(raws: list[RawObject], *, namespaced: bool) -> list[RawObject]:
     """`raws` sorted by informer key; objects sharing a key (duplicates, unnamed manifests) by
     (newest resourceVersion, canonical JSON). Already-sorted input costs one linear pass."""
-    keys = [object_key(r.obj, namespaced) for r in raws]
+    keys = [meta_key(r.meta, namespaced) for r in raws]
     order = sorted(range(len(raws)), key=keys.__getitem__)
     out = [raws[i] for i in order]
     skeys = [keys[i] for i in order]

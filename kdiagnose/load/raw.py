@@ -6,9 +6,9 @@ readers form no import cycle: raw <- parse <- stream_* <- fast <- files <- dump.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["KNOWN_KINDS", "LoadResult", "Obj", "RawObject", "record_list", "where"]
+__all__ = ["KNOWN_KINDS", "Compact", "LoadResult", "Obj", "RawObject", "record_list", "where"]
 
 Obj = dict[str, Any]
 
@@ -58,18 +58,64 @@ def where(source: str, doc_index: int | None = None, line: int = 0) -> str:
     return f"{source} ({', '.join(parts)})" if parts else source
 
 
-@dataclass(slots=True)
-class RawObject:
-    """An API object and where it came from (file, 0-based document index, 1-based line or 0)."""
+class Compact(Protocol):
+    """An object kept in a compact form by a streaming loader (load/compact.py BoundPod)."""
 
-    obj: Obj
-    source: str
-    doc_index: int = 0
-    line: int = 0
+    meta: Obj
+
+    def to_obj(self) -> Obj: ...
+
+
+class RawObject:
+    """An API object and where it came from (file, 0-based document index, 1-based line or 0).
+
+    A streamed bound pod is held as `compact` (load/compact.py) and its dict built only when `obj` is read;
+    load/snapshot.py and the readers' checks use `kind` and `meta`, which do not build it."""
+
+    __slots__ = ("_obj", "compact", "doc_index", "line", "source")
+
+    def __init__(
+        self, obj: Obj | None, source: str, doc_index: int = 0, line: int = 0, compact: Compact | None = None
+    ) -> None:
+        self._obj = obj
+        self.source = source
+        self.doc_index = doc_index
+        self.line = line
+        self.compact = compact
+
+    @property
+    def obj(self) -> Obj:
+        if self._obj is None:
+            assert self.compact is not None
+            self._obj = self.compact.to_obj()
+        return self._obj
+
+    @obj.setter
+    def obj(self, value: Obj) -> None:
+        self._obj = value
+
+    def expand(self) -> Obj:
+        """Build the object of a compact record and drop the record: from here on it is any object."""
+        obj = self.obj
+        self.compact = None
+        return obj
+
+    @property
+    def kind(self) -> Any:
+        return "Pod" if self._obj is None else self._obj.get("kind")
+
+    @property
+    def meta(self) -> Any:
+        return (
+            self.compact.meta if self._obj is None and self.compact is not None else self.obj.get("metadata")
+        )
 
     @property
     def where(self) -> str:
         return where(self.source, self.doc_index, self.line)
+
+    def __repr__(self) -> str:
+        return f"RawObject({self.where}, {self.kind})"
 
 
 @dataclass(slots=True)

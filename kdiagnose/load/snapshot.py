@@ -8,22 +8,26 @@ from typing import Any
 
 from kdiagnose.errors import InputError
 from kdiagnose.load.admission import AdmissionContext, admit_pod, admit_pvc
+from kdiagnose.load.compact import BoundPod, Template
 from kdiagnose.load.gcpause import paused_gc
 from kdiagnose.load.order import CLUSTER_SCOPED_KINDS, canonical_order
 from kdiagnose.load.raw import KNOWN_KINDS, RawObject
-from kdiagnose.model.objects import ModelError, Node, Pod
+from kdiagnose.model.objects import ModelError, Node, Pod, pod_from_parts
 from kdiagnose.model.requests import finish_pod
 from kdiagnose.model.snapshot import Snapshot
-from kdiagnose.model.validation import validate
+from kdiagnose.model.validation import validate, validate_pod_parts, validate_pod_spec
 from kdiagnose.versions import Dialect
 
 __all__ = ["KNOWN_KINDS", "build_snapshot", "partial_dump_warnings"]
 
 Obj = dict[str, Any]
 
+# Admission of an admitted pod reads no cluster object (admission.py admit_pod returns after the defaults).
+_NO_CONTEXT = AdmissionContext([], [], [], [])
+
 
 def _kind_of(raw: RawObject) -> str:
-    kind = raw.obj.get("kind")
+    kind = raw.kind
     return kind if isinstance(kind, str) else ""
 
 
@@ -51,8 +55,14 @@ def build_snapshot(
         by_kind[kind] = canonical_order(raws, namespaced=kind not in CLUSTER_SCOPED_KINDS)
     # What the API server would have rejected (wrong types, invalid operators, negative quantities) is an
     # input error naming the field, not a silently different verdict (model/validation.py).
+    fast = admit and not keep_raw
+    compacts = _Compacts(dialect)
     for raws in by_kind.values():
         for raw in raws:
+            if raw.compact is not None:
+                if fast and isinstance(raw.compact, BoundPod) and compacts.valid_pod(raw.compact):
+                    continue
+                raw.expand()  # from here on the pod takes the per-object path
             try:
                 validate(raw.obj)
             except ModelError as e:
@@ -101,6 +111,14 @@ def build_snapshot(
     seen_pods: set[str] = set()
     refused: list[str] = []
     for raw in by_kind.get("Pod", []):
+        if isinstance(raw.compact, BoundPod):
+            fast_pod = compacts.pod(raw.compact)
+            if fast_pod is not None:
+                if fast_pod.key not in seen_pods:
+                    seen_pods.add(fast_pod.key)
+                    pods.append(fast_pod)
+                continue
+            raw.expand()
         obj = raw.obj
         if admit:
             if not dialect.dra_enabled:
@@ -133,6 +151,107 @@ def build_snapshot(
     snap.warnings.extend(_unresolved_warnings(ctx))
     snap.warnings.extend(refused)
     return snap
+
+
+# ------------------------------------------------------------------------- compact bound pods (load/compact.py)
+# A streamed dump's bound pods share a few hundred specs. Each distinct spec is validated, admitted and
+# modelled once with the per-object code; each pod's metadata and status are checked and modelled per pod
+# (model.objects.pod_from_parts). Anything unusual (a spec without spec.priority, which admission would
+# change with the cluster's PriorityClasses; any error) sends the pod down the per-object path, which then
+# reports exactly what it always did. tests/test_compact_pods.py compares both paths pod by pod.
+
+
+class _Compacts:
+    """What one build_snapshot call knows about each Template: valid, its modelled spec, requests."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect = dialect
+        self.valid: dict[Template, bool] = {}
+        self.pods: dict[Template, Pod | None] = {}
+        self.requests: dict[tuple[Any, ...], tuple[dict[str, int], int, int]] = {}
+
+    def valid_pod(self, rec: BoundPod) -> bool:
+        tpl = rec.template
+        ok = self.valid.get(tpl)
+        if ok is None:
+            try:
+                validate_pod_spec(tpl.spec(), "")
+                ok = True
+            except ModelError:
+                ok = False
+            self.valid[tpl] = ok
+        if not ok:
+            return False
+        try:
+            validate_pod_parts(rec.meta, rec.status, "")
+        except ModelError:
+            return False
+        return True
+
+    def _template_pod(self, tpl: Template) -> Pod | None:
+        """The spec part of every pod of `tpl`, as build_snapshot's per-object path makes it."""
+        if tpl in self.pods:
+            return self.pods[tpl]
+        dialect = self.dialect
+        spec = tpl.spec()
+        pod: Pod | None = None
+        prio = spec.get("priority")
+        # Admitted (spec.priority set): admission only applies the decode-time defaults, which read the
+        # spec alone; the namespace and the cluster's LimitRanges/PriorityClasses play no part.
+        if isinstance(prio, int) and not isinstance(prio, bool):
+            obj: Obj = {"metadata": {}, "spec": spec}
+            if not dialect.dra_enabled:
+                _drop_claims(obj)
+            if not dialect.pod_level_resources:
+                spec.pop("resources", None)
+            rejected: list[str] = []
+            admit_pod(obj, _NO_CONTEXT, rejected)
+            if not rejected:
+                pod = Pod.__new__(Pod)
+                pod.namespace, pod.name = "", ""
+                try:
+                    pod._set_spec(spec)
+                except ModelError:
+                    pod = None
+        self.pods[tpl] = pod
+        return pod
+
+    def pod(self, rec: BoundPod) -> Pod | None:
+        """The pod build_snapshot's per-object path would make of `rec`, or None to take that path."""
+        tpl = self._template_pod(rec.template)
+        if tpl is None:
+            return None
+        status = rec.status
+        if not self.dialect.dra_enabled and "resourceClaimStatuses" in status:
+            status = {k: v for k, v in status.items() if k != "resourceClaimStatuses"}
+        try:
+            pod = pod_from_parts(tpl, rec.meta, rec.node_name, status)
+        except ModelError:
+            return None
+        # finish_pod reads the spec part (shared), the container statuses and the resize condition.
+        key: tuple[Any, ...] = (rec.template,)
+        if pod.container_statuses:
+            key += (
+                tuple(
+                    (n, tuple(a.items()), tuple(b.items())) for n, (a, b) in pod.container_statuses.items()
+                ),
+                # requests.py _resize_infeasible: the first PodResizePending condition's reason.
+                next(
+                    (
+                        c.get("reason") == "Infeasible"
+                        for c in pod.conditions
+                        if c.get("type") == "PodResizePending"
+                    ),
+                    False,
+                ),
+            )
+        done = self.requests.get(key)
+        if done is None:
+            finish_pod(pod, self.dialect)
+            self.requests[key] = (pod.requests, pod.non_zero_cpu, pod.non_zero_mem)
+        else:
+            pod.requests, pod.non_zero_cpu, pod.non_zero_mem = done
+        return pod
 
 
 def _rejection(obj: Obj, reasons: list[str]) -> str:

@@ -21,12 +21,20 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import msgspec
-from msgspec import UNSET, Struct, UnsetType
+from msgspec import UNSET
 
+from kdiagnose.load.compact import (
+    Item,
+    RawItem,
+    RawSpec,
+    TemplateTable,
+    bound_pod_or_none,
+    filtered_conditions,
+)
 from kdiagnose.load.gcpause import without_gc
 from kdiagnose.load.limits import LimitError, check_value
 from kdiagnose.load.raw import LoadResult, RawObject, record_list
-from kdiagnose.load.trim import POD_CONDITIONS, trim_object, volume_is_relevant
+from kdiagnose.load.trim import trim_object, volume_is_relevant
 
 __all__ = ["BLOCK_SIZE", "load_json_list"]
 
@@ -43,90 +51,15 @@ class _Fallback(Exception):
     """The file is not in the layout this module reads: decode it the ordinary way."""
 
 
-# The fields of a bound Pod that kdiagnose.model.objects.Pod reads (a bound pod's annotations are unused).
-class _Meta(Struct, omit_defaults=True):
-    name: Any = UNSET
-    namespace: Any = UNSET
-    uid: Any = UNSET
-    labels: Any = UNSET
-    ownerReferences: Any = UNSET
-    creationTimestamp: Any = UNSET
-    deletionTimestamp: Any = UNSET
-    generateName: Any = UNSET
-
-
-class _Container(Struct, omit_defaults=True):
-    name: Any = UNSET
-    image: Any = UNSET
-    resources: Any = UNSET
-    ports: Any = UNSET
-    restartPolicy: Any = UNSET
-
-
-class _Spec(Struct, omit_defaults=True):
-    nodeName: Any = UNSET
-    schedulerName: Any = UNSET
-    priority: Any = UNSET
-    priorityClassName: Any = UNSET
-    preemptionPolicy: Any = UNSET
-    runtimeClassName: Any = UNSET
-    nodeSelector: Any = UNSET
-    affinity: Any = UNSET
-    tolerations: Any = UNSET
-    topologySpreadConstraints: Any = UNSET
-    hostNetwork: Any = UNSET
-    overhead: Any = UNSET
-    resources: Any = UNSET
-    schedulingGates: Any = UNSET
-    resourceClaims: Any = UNSET
-    containers: list[_Container] | UnsetType = UNSET
-    initContainers: list[_Container] | UnsetType = UNSET
-    volumes: Any = UNSET
-
-
-class _ContainerStatus(Struct, omit_defaults=True):
-    name: Any = UNSET
-    resources: Any = UNSET
-    allocatedResources: Any = UNSET
-    state: Any = UNSET  # a bound pod's waiting reason (ImagePullBackOff, ...) for --pod on it
-
-
-class _Status(Struct, omit_defaults=True):
-    phase: Any = UNSET
-    startTime: Any = UNSET
-    nominatedNodeName: Any = UNSET
-    conditions: Any = UNSET
-    resourceClaimStatuses: Any = UNSET
-    resize: Any = UNSET
-    containerStatuses: list[_ContainerStatus] | UnsetType = UNSET
-    initContainerStatuses: list[_ContainerStatus] | UnsetType = UNSET
-
-
-class _Item(Struct, omit_defaults=True):
-    apiVersion: Any = UNSET
-    kind: Any = UNSET
-    metadata: _Meta | UnsetType = UNSET
-    spec: _Spec | UnsetType = UNSET
-    status: _Status | UnsetType = UNSET
-
-
-_SLIM = msgspec.json.Decoder(list[_Item])
+_SLIM = msgspec.json.Decoder(list[RawItem])
+_ITEM = msgspec.json.Decoder(Item)
 _RAW = msgspec.json.Decoder(list[msgspec.Raw])
 _ANY = msgspec.json.Decoder()
 
 
-def _bound_pod(item: _Item) -> bool:
-    return (
-        item.kind == "Pod"
-        and isinstance(item.spec, _Spec)
-        and isinstance(item.spec.nodeName, str)
-        and bool(item.spec.nodeName)
-    )
-
-
-def _slim_pod(item: _Item) -> Obj:
+def _slim_pod(item: Item) -> Obj:
     obj: Obj = msgspec.to_builtins(item)
-    spec: Obj = obj["spec"]  # _bound_pod checked it is there
+    spec: Obj = obj["spec"]  # the caller checked it is there
     vols = spec.get("volumes")
     if isinstance(vols, list):
         kept = [v for v in vols if volume_is_relevant(v)]
@@ -135,10 +68,8 @@ def _slim_pod(item: _Item) -> Obj:
         else:
             del spec["volumes"]
     status = obj.get("status")
-    if isinstance(status, dict) and isinstance(status.get("conditions"), list):
-        status["conditions"] = [
-            c for c in status["conditions"] if isinstance(c, dict) and c.get("type") in POD_CONDITIONS
-        ]
+    if isinstance(status, dict):
+        filtered_conditions(status)
     return obj
 
 
@@ -157,16 +88,27 @@ def _full(raw: msgspec.Raw, typed: tuple[str, str] | None = None) -> Obj:
     return obj  # pending pods stay whole: remedies patch them and reports show them
 
 
-def _decode_batch(batch: memoryview, typed: tuple[str, str] | None = None) -> list[Obj]:
-    """The objects of `[item, item, ...]`: bound pods slimmed, the rest whole (nodes trimmed). `typed` is
-    (kind, apiVersion) of a typed List's items, which carry neither."""
+def _bound_pod(item: RawItem) -> bool:
+    return (
+        item.kind == "Pod"
+        and isinstance(item.spec, RawSpec)
+        and isinstance(item.spec.nodeName, str)
+        and bool(item.spec.nodeName)
+    )
+
+
+def _decode_batch(
+    batch: memoryview, source: str, table: TemplateTable, typed: tuple[str, str] | None = None
+) -> list[RawObject]:
+    """The objects of `[item, item, ...]`: bound pods as compact records (load/compact.py), the rest whole
+    (nodes trimmed). `typed` is (kind, apiVersion) of a typed List's items, which carry neither."""
     try:
         slim = _SLIM.decode(batch)
     except msgspec.ValidationError:
         # Some item has a field of an unexpected type: decode the batch whole (the model reports it). Any
         # error of that decode (a number out of range, nesting) is files.py's to report, with its line.
         try:
-            return [_checked(_full(r, typed)) for r in _RAW.decode(batch)]
+            return [RawObject(_checked(_full(r, typed)), source) for r in _RAW.decode(batch)]
         except (msgspec.DecodeError, RecursionError, ValueError, LimitError):
             raise _Fallback from None
     except (msgspec.DecodeError, RecursionError):
@@ -176,15 +118,23 @@ def _decode_batch(batch: memoryview, typed: tuple[str, str] | None = None) -> li
             if item.kind is UNSET:
                 item.kind, item.apiVersion = typed
     raws: list[msgspec.Raw] | None = None
-    out: list[Obj] = []
+    out: list[RawObject] = []
     for i, item in enumerate(slim):
-        if _bound_pod(item):
-            out.append(_slim_pod(item))
+        bound = _bound_pod(item)
+        if bound and (rec := bound_pod_or_none(item, table)) is not None:
+            out.append(RawObject(None, source, compact=rec))
             continue
         if raws is None:
             raws = _RAW.decode(batch)
         try:
-            out.append(_checked(_full(raws[i], typed)))
+            if bound:
+                # A bound pod of an unusual shape (no status, volumes not a list of mappings): the
+                # per-object form, from the same fields.
+                full = _ITEM.decode(raws[i])
+                full.kind, full.apiVersion = item.kind, item.apiVersion
+                out.append(RawObject(_slim_pod(full), source))
+            else:
+                out.append(RawObject(_checked(_full(raws[i], typed)), source))
         except (msgspec.DecodeError, RecursionError, ValueError, LimitError):
             raise _Fallback from None
     return out
@@ -197,7 +147,12 @@ def _checked(obj: Obj) -> Obj:
 
 
 def _batch(
-    buf: bytearray, start: int, end: int, source: str, typed: tuple[str, str] | None = None
+    buf: bytearray,
+    start: int,
+    end: int,
+    source: str,
+    table: TemplateTable,
+    typed: tuple[str, str] | None = None,
 ) -> list[RawObject]:
     """Decode the items in buf[start:end] (start is a `{`, with a byte before it; end is just after a `}`).
 
@@ -206,7 +161,7 @@ def _batch(
     buf[start - 1] = 0x5B  # [
     buf[end] = 0x5D  # ]
     # The view dies with this call (the decoded objects copy their strings), so `buf` can grow again after.
-    return [RawObject(o, source) for o in _decode_batch(memoryview(buf)[start - 1 : end + 1], typed)]
+    return _decode_batch(memoryview(buf)[start - 1 : end + 1], source, table, typed)
 
 
 _TYPED_KIND = re.compile(rb'^    "kind": "([A-Za-z]+)List",?$', re.M)
@@ -233,6 +188,7 @@ def _stream(f: BinaryIO, source: str) -> tuple[list[RawObject], Obj]:
     typed = _typed_list(header)
     pos = at + len(_ITEMS) - 1
     objects: list[RawObject] = []
+    table = TemplateTable()
     while True:
         more = f.read(BLOCK_SIZE)
         if not more:
@@ -240,11 +196,11 @@ def _stream(f: BinaryIO, source: str) -> tuple[list[RawObject], Obj]:
             if end < 0:
                 raise _Fallback
             trailer = bytes(buf[end + len(_END) :])
-            objects.extend(_batch(buf, pos, end + _CLOSE, source, typed))
+            objects.extend(_batch(buf, pos, end + _CLOSE, source, table, typed))
             break
         cut = buf.rfind(_SEP, pos)
         if cut >= 0:
-            objects.extend(_batch(buf, pos, cut + _CLOSE, source, typed))
+            objects.extend(_batch(buf, pos, cut + _CLOSE, source, table, typed))
             pos = cut + len(_SEP) - 1
         # Keep one byte before the next item's `{`: _batch writes the `[` there.
         try:

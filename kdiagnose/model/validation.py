@@ -19,7 +19,15 @@ from typing import Any
 from kdiagnose.model.objects import ModelError
 from kdiagnose.model.quantity import QuantityError, resource_value
 
-__all__ = ["object_label", "validate", "validate_node", "validate_object", "validate_pod"]
+__all__ = [
+    "object_label",
+    "validate",
+    "validate_node",
+    "validate_object",
+    "validate_pod",
+    "validate_pod_parts",
+    "validate_pod_spec",
+]
 
 Obj = dict[str, Any]
 
@@ -477,6 +485,24 @@ def validate_pod(obj: Obj, where: str) -> None:
     spec = obj.get("spec")
     if type(spec) is not dict:
         spec = _mapping(spec, f"{where} spec")
+    validate_pod_spec(spec, where)
+    status = obj.get("status")
+    if status is None:
+        return
+    if type(status) is not dict:
+        status = _mapping(status, f"{where} status")
+    validate_pod_status(status, where)
+
+
+def validate_pod_parts(meta: Obj, status: Obj, where: str) -> None:
+    """validate_pod's checks of a pod's metadata (a mapping) and status (a mapping); the spec's are
+    validate_pod_spec (load/snapshot.py checks one spec for all the replicas that share it)."""
+    _metadata({"metadata": meta}, where)
+    validate_pod_status(status, where)
+
+
+def validate_pod_spec(spec: Obj, where: str) -> None:
+    """validate_pod's checks of the spec (a mapping)."""
     for key in ("containers", "initContainers"):
         if spec.get(key) is not None:
             for at, c in _objects(spec[key], f"{where} spec.{key}"):
@@ -496,11 +522,10 @@ def validate_pod(obj: Obj, where: str) -> None:
     if spec.get("nodeSelector") is not None:
         _string_map(spec["nodeSelector"], f"{where} spec.nodeSelector")
     _pod_spec_rest(spec, where)
-    status = obj.get("status")
-    if status is None:
-        return
-    if type(status) is not dict:
-        status = _mapping(status, f"{where} status")
+
+
+def validate_pod_status(status: Obj, where: str) -> None:
+    """validate_pod's checks of the status (a mapping)."""
     _scalar_strings(status, ("phase", "nominatedNodeName", "startTime", "resize"), f"{where} status.")
     for key in ("conditions", "resourceClaimStatuses"):
         if status.get(key) is not None:
