@@ -36,8 +36,10 @@ golden: $(STAMP)
 
 # Not part of `make test`: generates 500/1,000/5,000-node dumps (up to 1.4 GB) and takes minutes.
 BENCH_SIZES ?= 500,1000,5000
+# Decoding workers to compare (issue #17), each run pinned to that many cores (taskset).
+BENCH_JOBS ?= 1,2
 bench: $(STAMP)
-	$(BIN)/python benchmarks/run.py --sizes $(BENCH_SIZES) --pending 20
+	$(BIN)/python benchmarks/run.py --sizes $(BENCH_SIZES) --pending 20 --varied --jobs $(BENCH_JOBS) --pin
 
 # Not part of `make test`: live mode against a real kube-apiserver + kube-scheduler (tests/e2e/, e2e/README.md).
 # Needs Go and the module proxy; the first build of each release line compiles k8s.io/kubernetes (long),

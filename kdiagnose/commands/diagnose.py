@@ -23,6 +23,17 @@ def exit_code_for(report: Any) -> ExitCode:
     return ExitCode.UNSCHEDULABLE if any(not p.diagnosis.scheduled for p in report.pods) else ExitCode.OK
 
 
+def _set_jobs(jobs: int | None) -> None:
+    import os
+
+    from kdiagnose.load.parallel import JOBS_ENV, set_jobs
+
+    env = os.environ.get(JOBS_ENV, "").strip()
+    if jobs is None and env and not (env.isdigit() and int(env) >= 1):
+        raise UsageError(f"invalid {JOBS_ENV}={env!r}: expected a number of processes (1 or more)")
+    set_jobs(jobs)
+
+
 def diagnose_command(
     files: list[str] = typer.Argument(
         ..., metavar="FILE...", help="YAML/JSON files, directories, tarballs, - for stdin."
@@ -68,6 +79,13 @@ def diagnose_command(
     summary: bool = typer.Option(
         False, "--summary", help="One line per owner (or pod): verdict, cause, fix."
     ),
+    jobs: int | None = typer.Option(
+        None,
+        "--jobs",
+        min=1,
+        metavar="N",
+        help="Processes decoding a big JSON dump (default: KDIAGNOSE_JOBS, else the cores available).",
+    ),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
     """Diagnose the pending pods of a dump (files, directories, kubectl cluster-info dump, tarballs, -)."""
@@ -76,6 +94,7 @@ def diagnose_command(
     if output not in OUTPUT_FORMATS:
         raise UsageError(f"invalid --output {output!r}: choose one of {', '.join(OUTPUT_FORMATS)}")
     explicit = dialect_option(k8s_version) if k8s_version is not None else None
+    _set_jobs(jobs)
     from kdiagnose.load.dump import load_snapshot, require_known_kinds
     from kdiagnose.pipeline import diagnose_snapshot
 

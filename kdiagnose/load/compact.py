@@ -4,8 +4,10 @@ A 150,000-pod dump holds a few hundred distinct pod specs: the replicas of a wor
 name, uid, nodeName and status. The streaming decoder (stream_json.py) reads a bound pod's spec fields as
 msgspec.Raw (byte spans, no Python objects) and its volumes as `{source: Raw}` so the ones no plugin reads
 can be dropped; the spec with nodeName taken out is then re-encoded into one byte string, the `Template`
-key. load/snapshot.py validates, admits and models each template once (model.objects.pod_from_parts) and
-each pod's metadata and status with the same code as any other pod.
+key. Each template is validated, admitted and modelled once (template_pod) and each pod's metadata and status
+checked per pod (BoundPod.check, in the decoding worker when there is one) with the same code as the
+per-object path; build_snapshot models the pod (BoundPod.pod, model.objects.pod_from_parts) and applies
+the release (what it drops, the requests).
 
 `BoundPod.to_obj()` rebuilds exactly the dict the per-object path decodes (the same structs, the same
 msgspec conversion), so anything that needs the object itself (an invalid pod's error message, two
@@ -21,8 +23,16 @@ from msgspec import UNSET, Raw, Struct, UnsetType
 from msgspec.structs import asdict
 
 from kdiagnose.load.trim import POD_CONDITIONS, volume_is_relevant
+from kdiagnose.model.objects import ModelError, Pod, pod_from_parts
 
-__all__ = ["BoundPod", "Template", "TemplateTable", "bound_pod_or_none", "filtered_conditions"]
+__all__ = [
+    "BoundPod",
+    "Template",
+    "TemplateTable",
+    "bound_pod_or_none",
+    "filtered_conditions",
+    "template_pod",
+]
 
 Obj = dict[str, Any]
 
@@ -138,12 +148,14 @@ _VOLUMES = msgspec.json.Decoder(list[dict[str, Raw]])
 
 
 class Template:
-    """One distinct bound-pod spec (nodeName aside): its key is the spec re-encoded as JSON."""
+    """One distinct bound-pod spec (nodeName aside): its key is the spec re-encoded as JSON; `model` its
+    spec part as a Pod (template_pod), built once per process."""
 
-    __slots__ = ("key",)
+    __slots__ = ("key", "model")
 
     def __init__(self, key: bytes) -> None:
         self.key = key
+        self.model: Pod | bool | None = False  # False: not built yet
 
     def spec(self) -> Obj:
         """The spec as the per-object path decodes it (without nodeName): a fresh dict each call."""
@@ -152,7 +164,7 @@ class Template:
 
 
 class TemplateTable:
-    """Templates by key, so the pods of one spec share one Template (and one modelled spec)."""
+    """Templates by key, so the pods of one spec share one Template."""
 
     __slots__ = ("by_key",)
 
@@ -166,18 +178,89 @@ class TemplateTable:
         return t
 
 
+def template_pod(tpl: Template) -> Pod | None:
+    """The spec part shared by every pod of `tpl`: validated, admitted and modelled as the per-object path
+    does it (load/snapshot.py), for a release with DRA and pod-level resources on (build_snapshot takes
+    away what other releases drop). None: the pods of this spec take the per-object path."""
+    if tpl.model is not False:
+        return tpl.model if isinstance(tpl.model, Pod) else None
+    from kdiagnose.load.admission import AdmissionContext, admit_pod
+    from kdiagnose.model.validation import validate_pod_spec
+
+    spec = tpl.spec()
+    pod: Pod | None = None
+    prio = spec.get("priority")
+    try:
+        validate_pod_spec(spec, "")
+        # Admitted (spec.priority set): admission only applies the decode-time defaults, which read the
+        # spec alone; the namespace and the cluster's LimitRanges/PriorityClasses play no part.
+        if isinstance(prio, int) and not isinstance(prio, bool):
+            rejected: list[str] = []
+            admit_pod({"metadata": {}, "spec": spec}, AdmissionContext([], [], [], []), rejected)
+            if not rejected:
+                pod = Pod.__new__(Pod)
+                pod.namespace, pod.name = "", ""
+                pod._set_spec(spec)
+    except ModelError:
+        pod = None
+    tpl.model = pod
+    return pod
+
+
 class BoundPod:
     """A bound pod: apiVersion, metadata and status as the per-object path has them, the spec's Template
-    and nodeName."""
+    and nodeName. `checked`: the pod passes validation and its spec can be shared (set by the decoder, in
+    the decoding worker when there is one), so build_snapshot models it with pod()."""
 
-    __slots__ = ("api_version", "meta", "node_name", "status", "template")
+    __slots__ = ("api_version", "checked", "meta", "node_name", "status", "template")
 
-    def __init__(self, api_version: str, meta: Obj, node_name: str, status: Obj, template: Template) -> None:
+    def __init__(
+        self,
+        api_version: str,
+        meta: Obj,
+        node_name: str,
+        status: Obj,
+        template: Template,
+        checked: bool = False,
+    ) -> None:
         self.api_version = api_version
         self.meta = meta
         self.node_name = node_name
         self.status = status
         self.template = template
+        self.checked = checked
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Sent from the decoding workers (load/parallel.py): a tuple, not a dict of slots.
+        return BoundPod, (
+            self.api_version,
+            self.meta,
+            self.node_name,
+            self.status,
+            self.template,
+            self.checked,
+        )
+
+    def check(self) -> None:
+        from kdiagnose.model.validation import validate_pod_parts
+
+        if template_pod(self.template) is None:
+            return
+        try:
+            validate_pod_parts(self.meta, self.status, "")
+            self.checked = True
+        except ModelError:
+            pass
+
+    def pod(self) -> Pod | None:
+        """The Pod (requests not yet computed) for a checked record; None: take the per-object path."""
+        tpl = template_pod(self.template) if self.checked else None
+        if tpl is None:
+            return None
+        try:
+            return pod_from_parts(tpl, self.meta, self.node_name, self.status)
+        except ModelError:
+            return None
 
     def to_obj(self) -> Obj:
         """The object the per-object path builds for this item (stream_json._slim_pod of the Item)."""
@@ -227,7 +310,9 @@ def bound_pod_or_none(item: RawItem, table: TemplateTable) -> BoundPod | None:
         if statuses is not None:
             status_obj[cs_key] = [_fields(cs) for cs in statuses]
     filtered_conditions(status_obj)
-    return BoundPod(item.apiVersion, _fields(meta), node_name, status_obj, table.get(key))
+    rec = BoundPod(item.apiVersion, _fields(meta), node_name, status_obj, table.get(key))
+    rec.check()
+    return rec
 
 
 def _fields(struct: Struct) -> Obj:

@@ -27,6 +27,11 @@ def load_large_file(path: Path, source: str, result: LoadResult) -> bool:
         return False
     name = path.name.lower()
     if name.endswith(".json"):
+        from kdiagnose.load.parallel import load_json_list_parallel
+
+        done = load_json_list_parallel(path, source, result)
+        if done is not None:
+            return done
         from kdiagnose.load.stream_json import load_json_list
 
         return load_json_list(path, source, result)

@@ -8,22 +8,20 @@ from typing import Any
 
 from kdiagnose.errors import InputError
 from kdiagnose.load.admission import AdmissionContext, admit_pod, admit_pvc
-from kdiagnose.load.compact import BoundPod, Template
+from kdiagnose.load.compact import BoundPod
 from kdiagnose.load.gcpause import paused_gc
 from kdiagnose.load.order import CLUSTER_SCOPED_KINDS, canonical_order
 from kdiagnose.load.raw import KNOWN_KINDS, RawObject
-from kdiagnose.model.objects import ModelError, Node, Pod, pod_from_parts
+from kdiagnose.model.objects import NO_POD_RESOURCES as _NO_POD_RESOURCES
+from kdiagnose.model.objects import ModelError, Node, Pod
 from kdiagnose.model.requests import finish_pod
 from kdiagnose.model.snapshot import Snapshot
-from kdiagnose.model.validation import validate, validate_pod_parts, validate_pod_spec
+from kdiagnose.model.validation import validate
 from kdiagnose.versions import Dialect
 
 __all__ = ["KNOWN_KINDS", "build_snapshot", "partial_dump_warnings"]
 
 Obj = dict[str, Any]
-
-# Admission of an admitted pod reads no cluster object (admission.py admit_pod returns after the defaults).
-_NO_CONTEXT = AdmissionContext([], [], [], [])
 
 
 def _kind_of(raw: RawObject) -> str:
@@ -60,7 +58,7 @@ def build_snapshot(
     for raws in by_kind.values():
         for raw in raws:
             if raw.compact is not None:
-                if fast and isinstance(raw.compact, BoundPod) and compacts.valid_pod(raw.compact):
+                if fast and isinstance(raw.compact, BoundPod) and raw.compact.checked:
                     continue
                 raw.expand()  # from here on the pod takes the per-object path
             try:
@@ -162,72 +160,26 @@ def build_snapshot(
 
 
 class _Compacts:
-    """What one build_snapshot call knows about each Template: valid, its modelled spec, requests."""
+    """The release-dependent part of the compact path: BoundPod.pod models a pod as a release with every
+    feature on would; a release without DRA or pod-level resources drops what its API server drops, then
+    the requests are computed once per (spec, container statuses)."""
 
     def __init__(self, dialect: Dialect) -> None:
         self.dialect = dialect
-        self.valid: dict[Template, bool] = {}
-        self.pods: dict[Template, Pod | None] = {}
         self.requests: dict[tuple[Any, ...], tuple[dict[str, int], int, int]] = {}
-
-    def valid_pod(self, rec: BoundPod) -> bool:
-        tpl = rec.template
-        ok = self.valid.get(tpl)
-        if ok is None:
-            try:
-                validate_pod_spec(tpl.spec(), "")
-                ok = True
-            except ModelError:
-                ok = False
-            self.valid[tpl] = ok
-        if not ok:
-            return False
-        try:
-            validate_pod_parts(rec.meta, rec.status, "")
-        except ModelError:
-            return False
-        return True
-
-    def _template_pod(self, tpl: Template) -> Pod | None:
-        """The spec part of every pod of `tpl`, as build_snapshot's per-object path makes it."""
-        if tpl in self.pods:
-            return self.pods[tpl]
-        dialect = self.dialect
-        spec = tpl.spec()
-        pod: Pod | None = None
-        prio = spec.get("priority")
-        # Admitted (spec.priority set): admission only applies the decode-time defaults, which read the
-        # spec alone; the namespace and the cluster's LimitRanges/PriorityClasses play no part.
-        if isinstance(prio, int) and not isinstance(prio, bool):
-            obj: Obj = {"metadata": {}, "spec": spec}
-            if not dialect.dra_enabled:
-                _drop_claims(obj)
-            if not dialect.pod_level_resources:
-                spec.pop("resources", None)
-            rejected: list[str] = []
-            admit_pod(obj, _NO_CONTEXT, rejected)
-            if not rejected:
-                pod = Pod.__new__(Pod)
-                pod.namespace, pod.name = "", ""
-                try:
-                    pod._set_spec(spec)
-                except ModelError:
-                    pod = None
-        self.pods[tpl] = pod
-        return pod
 
     def pod(self, rec: BoundPod) -> Pod | None:
         """The pod build_snapshot's per-object path would make of `rec`, or None to take that path."""
-        tpl = self._template_pod(rec.template)
-        if tpl is None:
+        pod = rec.pod()
+        if pod is None:
             return None
-        status = rec.status
-        if not self.dialect.dra_enabled and "resourceClaimStatuses" in status:
-            status = {k: v for k, v in status.items() if k != "resourceClaimStatuses"}
-        try:
-            pod = pod_from_parts(tpl, rec.meta, rec.node_name, status)
-        except ModelError:
-            return None
+        dialect = self.dialect
+        if not dialect.dra_enabled:
+            # build_snapshot's _drop_claims: spec.resourceClaims and status.resourceClaimStatuses.
+            pod.resource_claims = []
+            pod.resource_claim_statuses = []
+        if not dialect.pod_level_resources:
+            pod.pod_resources = _NO_POD_RESOURCES
         # finish_pod reads the spec part (shared), the container statuses and the resize condition.
         key: tuple[Any, ...] = (rec.template,)
         if pod.container_statuses:
@@ -247,7 +199,7 @@ class _Compacts:
             )
         done = self.requests.get(key)
         if done is None:
-            finish_pod(pod, self.dialect)
+            finish_pod(pod, dialect)
             self.requests[key] = (pod.requests, pod.non_zero_cpu, pod.non_zero_mem)
         else:
             pod.requests, pod.non_zero_cpu, pod.non_zero_mem = done

@@ -36,7 +36,7 @@ from kdiagnose.load.limits import LimitError, check_value
 from kdiagnose.load.raw import LoadResult, RawObject, record_list
 from kdiagnose.load.trim import trim_object, volume_is_relevant
 
-__all__ = ["BLOCK_SIZE", "load_json_list"]
+__all__ = ["BLOCK_SIZE", "decode_range", "load_json_list"]
 
 Obj = dict[str, Any]
 
@@ -49,6 +49,11 @@ _CLOSE = len(b"\n        }")  # the separator's part that belongs to the item be
 
 class _Fallback(Exception):
     """The file is not in the layout this module reads: decode it the ordinary way."""
+
+
+class _Serial(Exception):
+    """A worker met an item of an unexpected type: the whole file takes the one-process path, whose batches
+    decide how such items are read (load/parallel.py)."""
 
 
 _SLIM = msgspec.json.Decoder(list[RawItem])
@@ -98,13 +103,19 @@ def _bound_pod(item: RawItem) -> bool:
 
 
 def _decode_batch(
-    batch: memoryview, source: str, table: TemplateTable, typed: tuple[str, str] | None = None
+    batch: memoryview,
+    source: str,
+    table: TemplateTable,
+    typed: tuple[str, str] | None = None,
+    strict: bool = False,
 ) -> list[RawObject]:
     """The objects of `[item, item, ...]`: bound pods as compact records (load/compact.py), the rest whole
     (nodes trimmed). `typed` is (kind, apiVersion) of a typed List's items, which carry neither."""
     try:
         slim = _SLIM.decode(batch)
     except msgspec.ValidationError:
+        if strict:
+            raise _Serial from None
         # Some item has a field of an unexpected type: decode the batch whole (the model reports it). Any
         # error of that decode (a number out of range, nesting) is files.py's to report, with its line.
         try:
@@ -153,6 +164,7 @@ def _batch(
     source: str,
     table: TemplateTable,
     typed: tuple[str, str] | None = None,
+    strict: bool = False,
 ) -> list[RawObject]:
     """Decode the items in buf[start:end] (start is a `{`, with a byte before it; end is just after a `}`).
 
@@ -161,7 +173,7 @@ def _batch(
     buf[start - 1] = 0x5B  # [
     buf[end] = 0x5D  # ]
     # The view dies with this call (the decoded objects copy their strings), so `buf` can grow again after.
-    return _decode_batch(memoryview(buf)[start - 1 : end + 1], source, table, typed)
+    return _decode_batch(memoryview(buf)[start - 1 : end + 1], source, table, typed, strict)
 
 
 _TYPED_KIND = re.compile(rb'^    "kind": "([A-Za-z]+)List",?$', re.M)
@@ -178,15 +190,29 @@ def _typed_list(header: bytes) -> tuple[str, str] | None:
     return m.group(1).decode(), (api.group(1).decode() if api else "v1")
 
 
-def _stream(f: BinaryIO, source: str) -> tuple[list[RawObject], Obj]:
-    """(objects, the List without its items) of a kubectl-layout JSON List, or _Fallback."""
-    buf = bytearray(f.read(BLOCK_SIZE))
+def _header(buf: bytearray) -> tuple[bytes, int]:
+    """(the List before its items, the offset of the first item's `{`), or _Fallback."""
     at = buf.find(_ITEMS, 0, 1 << 16)
     if at < 0 or buf[: buf.find(b'"')].strip() != b"{":
         raise _Fallback
-    header = bytes(buf[:at])
+    return bytes(buf[:at]), at + len(_ITEMS) - 1
+
+
+def _shell(header: bytes, trailer: bytes) -> Obj:
+    try:
+        shell = msgspec.json.decode(header + b'\n    "items": []' + trailer)
+    except msgspec.DecodeError:
+        raise _Fallback from None
+    if not isinstance(shell, dict):
+        raise _Fallback
+    return shell
+
+
+def _stream(f: BinaryIO, source: str) -> tuple[list[RawObject], Obj]:
+    """(objects, the List without its items) of a kubectl-layout JSON List, or _Fallback."""
+    buf = bytearray(f.read(BLOCK_SIZE))
+    header, pos = _header(buf)
     typed = _typed_list(header)
-    pos = at + len(_ITEMS) - 1
     objects: list[RawObject] = []
     table = TemplateTable()
     while True:
@@ -211,13 +237,66 @@ def _stream(f: BinaryIO, source: str) -> tuple[list[RawObject], Obj]:
             # refused, so continue in a new buffer and let the old one go with its last view.
             buf = bytearray(buf[pos - 1 :]) + more
         pos = 1
-    try:
-        shell = msgspec.json.decode(header + b'\n    "items": []' + trailer)
-    except msgspec.DecodeError:
-        raise _Fallback from None
-    if not isinstance(shell, dict):
-        raise _Fallback
-    return objects, shell
+    return objects, _shell(header, trailer)
+
+
+def decode_range(
+    f: BinaryIO,
+    source: str,
+    typed: tuple[str, str] | None,
+    lo: int,
+    hi: int,
+    first: bool,
+    table: TemplateTable | None = None,
+) -> tuple[list[RawObject], int | None]:
+    """The items whose `{` lies in file offsets [lo, hi) and, if this range reached the end of the items,
+    the offset of the List's closing part (load/parallel.py splits a file into such ranges). `first`: lo is
+    the first item's `{`. The ranges of one file partition its items: an item belongs to the range its
+    opening brace is in, and a range ends at the first separator whose `{` is at or past hi."""
+    width = len(_SEP) - 1  # a separator's bytes before the next item's `{`
+    table = table if table is not None else TemplateTable()
+    if first:
+        base = lo - 1
+        f.seek(base)
+        buf = bytearray(f.read(BLOCK_SIZE))
+        pos = 1
+    else:
+        base = lo - width
+        f.seek(base)
+        buf = bytearray(f.read(BLOCK_SIZE))
+        while (k := buf.find(_SEP)) < 0:
+            more = f.read(BLOCK_SIZE)
+            if not more:
+                return [], None  # no item starts here: the range before reads up to the end
+            base += len(buf) - width
+            buf = buf[-width:] + more
+        pos = k + width
+        if base + pos >= hi:
+            return [], None
+    objects: list[RawObject] = []
+    while True:
+        k = buf.find(_SEP, max(pos, hi - base - width))
+        if k >= 0:
+            objects.extend(_batch(buf, pos, k + _CLOSE, source, table, typed, strict=True))
+            return objects, None
+        more = f.read(BLOCK_SIZE)
+        if not more:
+            end = buf.find(_END, pos)
+            if end < 0:
+                raise _Fallback
+            objects.extend(_batch(buf, pos, end + _CLOSE, source, table, typed, strict=True))
+            return objects, base + end + len(_END)
+        cut = buf.rfind(_SEP, pos)
+        if cut >= 0:
+            objects.extend(_batch(buf, pos, cut + _CLOSE, source, table, typed, strict=True))
+            pos = cut + width
+        base += pos - 1
+        try:
+            del buf[: pos - 1]
+            buf += more
+        except BufferError:
+            buf = bytearray(buf[pos - 1 :]) + more
+        pos = 1
 
 
 def load_json_list(path: Path | BinaryIO, source: str, result: LoadResult) -> bool:

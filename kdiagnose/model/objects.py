@@ -14,6 +14,7 @@ from typing import Any
 from kdiagnose.model.quantity import QuantityError, resource_value
 
 __all__ = [
+    "NO_POD_RESOURCES",
     "SPEC_SLOTS",
     "Container",
     "ModelError",
@@ -131,7 +132,7 @@ def _tolerations(raw: Any) -> list[Toleration]:
 _POD_CONDITIONS = {"PodScheduled", "PodResizePending", "PodResizeInProgress", "DisruptionTarget"}
 _OWNER_FIELDS = ("apiVersion", "kind", "name", "controller")
 # Shared by every pod without pod-level resources (most of them); never mutated.
-_NO_POD_RESOURCES: dict[str, dict[str, int]] = {"requests": {}, "limits": {}}
+NO_POD_RESOURCES: dict[str, dict[str, int]] = {"requests": {}, "limits": {}}
 
 
 @dataclass(slots=True)
@@ -283,7 +284,7 @@ class Pod:
                 "limits": parse_resource_list(pod_res.get("limits"), f"{where} spec.resources.limits"),
             }
             if pod_res
-            else _NO_POD_RESOURCES
+            else NO_POD_RESOURCES
         )
         self.scheduling_gates: list[str] = [
             str(_dict(g).get("name") or "") for g in _list(spec.get("schedulingGates"))

@@ -1,0 +1,197 @@
+"""The parallel JSON loader (load/parallel.py: byte ranges decoded in worker processes) gives exactly what the
+one-process streaming loader gives: the same objects in the same order, and so the same snapshot."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kdiagnose.load import fast, parallel, stream_json
+from kdiagnose.load.files import load_paths
+from kdiagnose.load.snapshot import build_snapshot
+from kdiagnose.versions import dialect_for
+from tests.test_compact_pods import EDGE_PODS, _admitted, _golden_items, _nodes
+from tests.test_fast_loaders import snapshot_view
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "fixtures" / "golden"
+
+
+PARALLEL_RESULTS: list[bool] = []  # per load with jobs > 1: did the workers' result come back
+
+
+@pytest.fixture(autouse=True)
+def small_ranges(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Stream and split every file, in ranges and blocks small enough that items straddle both."""
+    monkeypatch.setattr(fast, "FAST_MIN_BYTES", 0)
+    monkeypatch.setattr(stream_json, "BLOCK_SIZE", 3000)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parallel, "MIN_RANGE_BYTES", 1500)
+    real = parallel.load_in_parallel
+
+    def spy(*args: Any) -> Any:
+        got = real(*args)
+        PARALLEL_RESULTS.append(got is not None)
+        return got
+
+    monkeypatch.setattr(parallel, "load_in_parallel", spy)
+    PARALLEL_RESULTS.clear()
+    yield
+    parallel.set_jobs(None)
+
+
+def _load(path: Path, jobs: int) -> Any:
+    parallel.set_jobs(jobs)
+    return load_paths([str(path)])
+
+
+def _view(result: Any) -> list[tuple[Any, ...]]:
+    return [
+        (r.compact is not None, getattr(r.compact, "checked", None), copy.deepcopy(r.obj), r.where)
+        for r in result.objects
+    ]
+
+
+def _assert_same(path: Path, *, release: str = "v1.34.1", jobs: tuple[int, ...] = (2, 3)) -> None:
+    serial = _load(path, 1)
+    serial_view = _view(serial)
+    serial_snap = snapshot_view(build_snapshot(_load(path, 1).objects, dialect_for(release)))
+    for n in jobs:
+        PARALLEL_RESULTS.clear()
+        par = _load(path, n)
+        assert PARALLEL_RESULTS == [True]  # the workers did decode it
+        assert _view(par) == serial_view
+        assert par.list_kinds == serial.list_kinds and par.files == serial.files
+        templates = {
+            id(r.compact.template): r.compact.template.key for r in par.objects if r.compact is not None
+        }
+        assert len(set(templates.values())) == len(templates)  # equal specs share one Template
+        assert snapshot_view(build_snapshot(_load(path, n).objects, dialect_for(release))) == serial_snap
+
+
+def _write(tmp_path: Path, items: list[dict[str, Any]], name: str = "dump.json", kind: str = "List") -> Path:
+    path = tmp_path / name
+    # A typed List (kubectl cluster-info dump) names its kind before the items; kubectl get sorts keys.
+    doc = (
+        {"apiVersion": "v1", "kind": kind, "items": items}
+        if kind != "List"
+        else {"apiVersion": "v1", "items": items, "kind": kind}
+    )
+    path.write_text(json.dumps(doc, indent=4))
+    return path
+
+
+def _names(path: Path, bounds: list[int]) -> list[tuple[str, str]]:
+    names: list[tuple[str, str]] = []
+    ends = []
+    with path.open("rb") as f:
+        for i in range(len(bounds) - 1):
+            objects, end = stream_json.decode_range(f, "x", None, bounds[i], bounds[i + 1], i == 0)
+            names += [(r.obj["kind"], r.obj["metadata"]["name"]) for r in objects]
+            ends += [end] if end is not None else []
+    assert len(ends) == 1
+    return names
+
+
+def test_ranges_partition_the_items(tmp_path: Path) -> None:
+    path = _write(tmp_path, [*_nodes(), *EDGE_PODS])
+    data = path.read_bytes()
+    _, first = stream_json._header(bytearray(data[: 1 << 16]))
+    whole = [(o["kind"], o["metadata"]["name"]) for o in json.loads(data)["items"]]
+    size = len(data)
+    for cuts in (2, 5, 17, 60):
+        assert _names(path, [first + (size - first) * i // cuts for i in range(cuts)] + [size]) == whole
+    # A cut at every byte around every separator: each item is read once, by the range its `{` is in.
+    seps = [i for i in range(len(data)) if data.startswith(stream_json._SEP, i)]
+    for sep in seps:
+        for cut in range(sep - 2, sep + len(stream_json._SEP) + 2):
+            assert _names(path, [first, cut, size]) == whole, cut
+
+
+@pytest.mark.parametrize("seed", [1, 4])
+def test_generated_varied_dump(tmp_path: Path, seed: int) -> None:
+    path = tmp_path / "gen.json"
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "generate.py"),
+            *("--nodes", "30", "--pods-per-node", "10", "--pending", "25", "--varied", "--seed", str(seed)),
+            *("--out", str(path)),
+        ],
+        check=True,
+    )
+    _assert_same(path)
+    _assert_same(path, release="v1.33.3", jobs=(2,))
+
+
+def test_edge_pods(tmp_path: Path) -> None:
+    _assert_same(_write(tmp_path, [*_nodes(), *EDGE_PODS]), release="v1.37.2")
+
+
+def test_typed_pod_list(tmp_path: Path) -> None:
+    pods = [{k: v for k, v in p.items() if k not in ("kind", "apiVersion")} for p in EDGE_PODS]
+    _assert_same(_write(tmp_path, pods, kind="PodList"))
+
+
+@pytest.mark.parametrize("case", sorted(GOLDEN.glob("*.yaml"))[::6], ids=lambda p: p.stem)
+def test_golden_cases(tmp_path: Path, case: Path) -> None:
+    items = _golden_items(case)
+    _assert_same(_write(tmp_path, _admitted(items)), jobs=(2,))
+
+
+def test_an_item_of_an_unexpected_type_takes_the_one_process_path(tmp_path: Path) -> None:
+    items = [*_nodes(), *EDGE_PODS]
+    odd = copy.deepcopy(EDGE_PODS[0])
+    odd["metadata"]["name"] = "odd"
+    odd["spec"]["containers"] = {"not": "a list"}
+    items.insert(5, odd)
+    path = _write(tmp_path, items)
+    par = _view(_load(path, 2))
+    assert PARALLEL_RESULTS == [False]  # the workers gave it back
+    assert par == _view(_load(path, 1))
+
+
+def test_not_a_kubectl_list_is_decoded_whole(tmp_path: Path) -> None:
+    path = tmp_path / "flat.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [*_nodes(), *EDGE_PODS]}))
+    assert not any(r.compact is not None for r in _load(path, 2).objects)
+    assert _view(_load(path, 2)) == _view(_load(path, 1))
+
+
+def test_jobs_knob(monkeypatch: pytest.MonkeyPatch) -> None:
+    parallel.set_jobs(None)
+    monkeypatch.setenv(parallel.JOBS_ENV, "3")
+    assert parallel.jobs() == 3
+    monkeypatch.delenv(parallel.JOBS_ENV)
+    assert parallel.jobs() == parallel.default_jobs() >= 1
+    parallel.set_jobs(1)
+    assert parallel.jobs() == 1
+
+
+def test_invalid_jobs_variable_is_a_usage_error(tmp_path: Path) -> None:
+    path = _write(tmp_path, [*_nodes(), *EDGE_PODS])
+    env = {"KDIAGNOSE_JOBS": "many", "PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    res = subprocess.run(
+        [sys.executable, "-m", "kdiagnose.cli", str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 2
+    assert "KDIAGNOSE_JOBS" in res.stderr and "Traceback" not in res.stderr
+    res = subprocess.run(
+        [sys.executable, "-m", "kdiagnose.cli", str(path), "--jobs", "2", "-o", "json"],
+        env={**env, "KDIAGNOSE_JOBS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode in (0, 1), res.stderr
