@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -195,3 +196,16 @@ def test_invalid_jobs_variable_is_a_usage_error(tmp_path: Path) -> None:
         timeout=120,
     )
     assert res.returncode in (0, 1), res.stderr
+
+
+def _die(args: Any) -> Any:
+    os._exit(3)  # a worker killed mid-range (out of memory, a signal)
+
+
+def test_a_worker_that_dies_does_not_hang_the_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(tmp_path, [*_nodes(), *EDGE_PODS])
+    serial = _view(_load(path, 1))
+    monkeypatch.setattr(parallel, "_work", _die)
+    PARALLEL_RESULTS.clear()
+    assert _view(_load(path, 2)) == serial  # decoded in this process instead
+    assert PARALLEL_RESULTS == [False]

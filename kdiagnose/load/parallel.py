@@ -183,18 +183,28 @@ def load_in_parallel(path: Path, f: BinaryIO, source: str) -> tuple[list[RawObje
     objects: list[RawObject] = []
     table = TemplateTable()
     end: int | None = None
-    with _context().Pool(min(n, count)) as pool:
-        for got in pool.imap(_work, tasks):
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    # An executor, not multiprocessing.Pool: a worker that dies (killed, out of memory) breaks the pool
+    # with an error instead of leaving the parent waiting for its result forever.
+    pool = ProcessPoolExecutor(min(n, count), mp_context=_context())
+    try:
+        for got in pool.map(_work, tasks):
             if got == "fallback":
                 raise _Fallback
             if got == "serial":
-                pool.terminate()
                 f.seek(0)
                 return None
             part, part_end = _unpack(got, source, table)
             objects.extend(part)
             if part_end is not None:
                 end = part_end
+    except BrokenProcessPool:
+        f.seek(0)
+        return None  # this process decodes the file instead
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
     if end is None:
         raise _Fallback
     f.seek(end)
