@@ -3,7 +3,9 @@ are valid input that kdiagnose loads and replays without error (no Go harness ne
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -21,10 +23,21 @@ def test_same_seed_same_scenario_and_seeds_differ() -> None:
     assert generate(7, "v1.35.4") != generate(8, "v1.35.4")
 
 
-@pytest.mark.parametrize("k8s", ["v1.34.1", "v1.35.4"])
+def _small_seeds(k8s: str, n: int) -> list[int]:
+    """The first n seeds whose cluster is small (the replay test stays fast)."""
+    out = []
+    seed = 1
+    while len(out) < n:
+        if sum(d["kind"] == "Node" for d in generate(seed, k8s)) <= 12:
+            out.append(seed)
+        seed += 1
+    return out
+
+
+@pytest.mark.parametrize("k8s", ["v1.34.12", "v1.37.2"])
 def test_scenarios_load_and_replay(tmp_path: Path, k8s: str) -> None:
     kinds: set[str] = set()
-    for seed in range(1, 31):
+    for seed in _small_seeds(k8s, 30):
         docs = generate(seed, k8s)
         kinds |= {d["kind"] for d in docs}
         f = tmp_path / f"s{seed}.yaml"
@@ -50,6 +63,75 @@ def test_scenarios_load_and_replay(tmp_path: Path, k8s: str) -> None:
         "ResourceClaimTemplate",
     ):
         assert kind in kinds, kind
+
+
+def _pods(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [d for d in docs if d["kind"] == "Pod"]
+
+
+def test_large_clusters_have_pools_and_zones() -> None:
+    """One seed in four draws a cluster of 50-300 nodes in several pools and zones."""
+    sizes = []
+    for seed in range(1, 41):
+        docs = generate(seed, "v1.37.2")
+        nodes = [d for d in docs if d["kind"] == "Node"]
+        sizes.append(len(nodes))
+        if len(nodes) >= 50:
+            assert len(nodes) <= 300
+            labels = [n["metadata"]["labels"] for n in nodes]
+            pool_key = next(
+                k
+                for k in (
+                    "eks.amazonaws.com/nodegroup",
+                    "cloud.google.com/gke-nodepool",
+                    "kubernetes.azure.com/agentpool",
+                    "pool",
+                )
+                if k in labels[0]
+            )
+            assert len({lab[pool_key] for lab in labels}) >= 3
+            assert len({lab["topology.kubernetes.io/zone"] for lab in labels}) >= 1
+    assert sum(s >= 50 for s in sizes) >= 5
+    assert sum(s <= 12 for s in sizes) >= 20
+
+
+def test_features_the_fuzzer_must_reach() -> None:
+    """Across 60 seeds: preemption material (PDBs with expressions, a nominated pod, terminating pods),
+    volumes of every binding kind, DRA requests of every form, spread and affinity variants."""
+    blob = "\n".join(json.dumps(generate(seed, "v1.37.2")) for seed in range(1, 61))
+    for needle in (
+        '"nominatedNodeName"',
+        '"deletionTimestamp"',
+        '"matchExpressions"',
+        '"kubernetes.io/no-provisioner"',
+        '"allowedTopologies"',
+        '"CSIStorageCapacity"',
+        '"ReadWriteOncePod"',
+        '"allocationMode": "All"',
+        '"firstAvailable"',
+        '"reservedFor"',
+        '"minDomains"',
+        '"nodeTaintsPolicy"',
+        '"namespaceSelector"',
+        '"operator": "Gt"',
+        '"matchFields"',
+        '"hostPort"',
+        '"tolerationSeconds"',
+        '"value": -10',
+    ):
+        assert needle in blob, needle
+
+
+def test_stored_pods_carry_what_admission_added() -> None:
+    """A pod with spec.priority is one as stored: DefaultTolerationSeconds' tolerations are on it (the
+    harness re-admits it except for Priority; kdiagnose takes it as admitted)."""
+    for seed in range(1, 21):
+        for pod in _pods(generate(seed, "v1.37.2")):
+            if "priority" in pod["spec"]:
+                keys = {t.get("key") for t in pod["spec"].get("tolerations", [])}
+                assert {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"} <= keys or any(
+                    t == {"operator": "Exists"} for t in pod["spec"].get("tolerations", [])
+                ), pod["metadata"]["name"]
 
 
 def test_realistic_node_names() -> None:

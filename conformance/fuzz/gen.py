@@ -1,11 +1,33 @@
 """Random realistic scenarios for the differential fuzzer (kdiagnose vs the real kube-scheduler harness).
 
 `generate(seed, k8s)` returns the scenario's API objects (a list of dicts, in shuffled document order);
-the same seed and release always give the same list. What it draws from is what clusters look like and what
-the corpus exercises: EKS/GKE/AKS/plain node names (node-9 beside node-10), zones and pools, taints,
-status.images, bound pods with priorities and start times, PDBs, PriorityClasses, PVC/PV/StorageClass/
-CSINode, topology spread, (anti-)affinity, tolerations, DRA (DeviceClass, ResourceSlice,
-ResourceClaimTemplate; resource.k8s.io/v1 from v1.34), and preemption with many equal-priority victims.
+the same seed and release always give the same list (one `random.Random(seed)` drives every choice, and
+nothing iterates over a set or hashes a string).
+
+What it draws from is what clusters look like and what the corpus exercises:
+- clusters of 3-12 nodes, or (one seed in four) 50-300 nodes in 3-6 node pools over 1-3 zones, named as
+  EKS (`ip-10-0-12-34.ec2.internal`, `eks.amazonaws.com/nodegroup`), GKE (`gke-prod-<pool>-<hash>-<id>`,
+  `cloud.google.com/gke-nodepool`), AKS (`aks-<pool>-12345678-vmss00000a`,
+  `kubernetes.azure.com/agentpool`) or plain clusters (`node-9` beside `node-10`); pools of general,
+  spot (tainted NoSchedule or PreferNoSchedule), GPU (tainted, `nvidia.com/gpu`), infra (dedicated
+  NoSchedule / NoExecute), arm64 and high-memory nodes; cordons, `status.images`;
+- bound pods filling nodes to a random utilisation (so preemption has work), ReplicaSet-style names and
+  labels, PriorityClasses (incl. a negative one; many victims share one priority; equal start times),
+  host ports, terminating pods, required anti-affinity of existing pods, PVCs counting against CSI
+  attach limits, ReadWriteOncePod claims in use, allocated ResourceClaims;
+- PDBs (matchLabels / matchExpressions, with their status), pending pods with status.nominatedNodeName;
+- pending pods with node selectors, required and preferred node affinity (In/NotIn/Exists/DoesNotExist/
+  Gt/Lt, several terms, matchFields metadata.name), pod (anti-)affinity (several terms, matchExpressions,
+  namespaces / namespaceSelector, hostname / zone / pool domains), topology spread (several constraints,
+  minDomains, nodeAffinityPolicy / nodeTaintsPolicy), tolerations (incl. operator Exists without key and
+  tolerationSeconds), host ports (TCP/UDP, hostIP), init containers and sidecars, extended resources;
+- volumes: a PVC bound to a zonal CSI PV or a local PV, WaitForFirstConsumer with static local PVs or
+  dynamic provisioning (allowedTopologies, CSIStorageCapacity), Immediate unbound, missing claims or
+  classes, ReadWriteOncePod held by a running pod, CSINode attach limits, CSIDrivers;
+- from v1.34 DRA (resource.k8s.io/v1): DeviceClasses with CEL selectors, per-node ResourceSlices,
+  ResourceClaimTemplates (exactly / count / allocationMode All / firstAvailable, capacity selectors) and
+  shared ResourceClaims, some already allocated to running pods.
+The documents are shuffled.
 """
 
 from __future__ import annotations
@@ -23,11 +45,28 @@ ZONES = {
     "plain": ["zone-a", "zone-b", "zone-c"],
 }
 INSTANCE = {
-    "eks": [("m5.large", 2, 8), ("m5.xlarge", 4, 16), ("c5.2xlarge", 8, 16)],
-    "gke": [("e2-standard-2", 2, 8), ("e2-standard-4", 4, 16), ("n2-standard-8", 8, 32)],
-    "aks": [("Standard_D2s_v5", 2, 8), ("Standard_D4s_v5", 4, 16), ("Standard_D8s_v5", 8, 32)],
-    "plain": [("small", 2, 8), ("medium", 4, 16), ("large", 8, 32)],
+    "eks": [("m5.large", 2, 8), ("m5.xlarge", 4, 16), ("c5.2xlarge", 8, 16), ("r5.2xlarge", 8, 64)],
+    "gke": [
+        ("e2-standard-2", 2, 8),
+        ("e2-standard-4", 4, 16),
+        ("n2-standard-8", 8, 32),
+        ("n2-highmem-8", 8, 64),
+    ],
+    "aks": [
+        ("Standard_D2s_v5", 2, 8),
+        ("Standard_D4s_v5", 4, 16),
+        ("Standard_D8s_v5", 8, 32),
+        ("Standard_E8s_v5", 8, 64),
+    ],
+    "plain": [("small", 2, 8), ("medium", 4, 16), ("large", 8, 32), ("highmem", 8, 64)],
 }
+POOL_LABEL = {
+    "eks": "eks.amazonaws.com/nodegroup",
+    "gke": "cloud.google.com/gke-nodepool",
+    "aks": "kubernetes.azure.com/agentpool",
+    "plain": "pool",
+}
+DRIVER = {"eks": "ebs.csi.aws.com", "gke": "pd.csi.storage.gke.io", "aks": "disk.csi.azure.com"}
 IMAGES = [
     ("docker.io/library/nginx:1.25", 70_000_000),
     ("registry.k8s.io/pause:3.9", 750_000),
@@ -37,8 +76,11 @@ IMAGES = [
     ("gcr.io/acme/ml-train:0.9", 2_500_000_000),
 ]
 APPS = ["web", "api", "worker", "cache", "db"]
+MORE_APPS = ["search", "auth", "billing", "ingest", "report"]
 NAMESPACES = ["default", "shop", "batch"]
-PRIORITIES = {"low": 100, "mid": 1000, "high": 100000}
+PRIORITIES = {"preemptible": -10, "low": 100, "mid": 1000, "high": 100000}
+GPU_DRIVER = "gpu.example.com"
+NIC_DRIVER = "nic.example.com"
 T0 = "2026-11-01T00:00:00Z"
 
 
@@ -52,31 +94,45 @@ def _minor(k8s: str) -> int:
     return int(k8s.lstrip("v").split(".")[1])
 
 
-def _node_names(r: random.Random, flavor: str, n: int) -> list[str]:
-    names: set[str] = set()
-    pools = ["default", "general", "spot", "gpu"]
-    while len(names) < n:
-        i = len(names)
-        if flavor == "eks":
-            names.add(f"ip-10-0-{r.randrange(0, 64)}-{r.randrange(1, 255)}.ec2.internal")
-        elif flavor == "gke":
-            h = "".join(r.choices("0123456789abcdef", k=8))
-            s = "".join(r.choices(string.ascii_lowercase + string.digits, k=4))
-            names.add(f"gke-prod-{r.choice(pools)}-pool-{h}-{s}")
-        elif flavor == "aks":
-            idx = "".join(r.choices("0123456789abcdefghijklmnopqrstuvwxyz", k=1))
-            names.add(f"aks-{r.choice(pools)}-{r.randrange(10**7, 10**8)}-vmss00000{idx}")
-        else:
-            names.add(f"node-{i if r.random() < 0.7 else r.randrange(0, 20)}")
-    return sorted(names)
-
-
 def _quantity_cpu(r: random.Random) -> str:
     return r.choice(["100m", "250m", "500m", "750m", "1", "1500m", "2", "3"])
 
 
 def _quantity_mem(r: random.Random) -> str:
     return r.choice(["128Mi", "256Mi", "512Mi", "1Gi", "2Gi", "4Gi", "6Gi"])
+
+
+def _cpu_milli(q: str) -> int:
+    return int(q[:-1]) if q.endswith("m") else int(q) * 1000
+
+
+# What DefaultTolerationSeconds admission added to every stored pod (a pod with spec.priority is one).
+DEFAULT_TOLERATIONS = [
+    {
+        "key": "node.kubernetes.io/not-ready",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": 300,
+    },
+    {
+        "key": "node.kubernetes.io/unreachable",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": 300,
+    },
+]
+
+
+def _zone_term(key: str, op: str, values: list[str]) -> Obj:
+    return {"key": key, "operator": op, "values": values}
+
+
+class _Pool:
+    def __init__(self, name: str, kind: str, itype: tuple[str, int, int], zones: list[str]) -> None:
+        self.name, self.kind, self.zones = name, kind, zones
+        self.itype, self.cpu, self.mem = itype
+        self.nodes: list[str] = []
+        self.hash = ""
 
 
 class _Gen:
@@ -88,6 +144,12 @@ class _Gen:
         self.n_pending = pending
         self.objs: list[Obj] = []
         self.uid = 0
+        self._storage = False
+        self._dra = False
+        self._pvc_seq = 0
+        self.apps = list(APPS)
+        self.held_claims: list[tuple[str, str]] = []  # (namespace, claim) used by running pods
+        self.shared_claims: list[tuple[str, str]] = []  # allocated ResourceClaims of running pods
 
     def _uid(self) -> str:
         self.uid += 1
@@ -101,89 +163,160 @@ class _Gen:
         return m
 
     # --- cluster -----------------------------------------------------------------------------------
+    def _pools(self) -> list[_Pool]:
+        r = self.r
+        self.large = r.random() < 0.25 or (self.n_nodes or 0) >= 50
+        kinds = ["general", "spot", "gpu", "infra", "arm", "highmem"]
+        if self.large:
+            chosen = ["general", *r.sample(kinds[1:], r.choice([2, 3, 4, 5]))]
+        else:
+            chosen = ["general", *r.sample(kinds[1:], r.choice([0, 1, 2, 3]))]
+        zones = ZONES[self.flavor][: r.choice([1, 2, 3, 3])]
+        pools = []
+        for kind in chosen:
+            if kind == "highmem":
+                itype = INSTANCE[self.flavor][3]
+            elif kind == "gpu":
+                itype = INSTANCE[self.flavor][2]
+            else:
+                itype = r.choice(INSTANCE[self.flavor][:3])
+            name = {"general": r.choice(["general", "default", "apps"])}.get(kind, kind)
+            pz = zones if r.random() < 0.7 else r.sample(zones, r.randint(1, len(zones)))
+            pools.append(_Pool(name, kind, itype, sorted(pz)))
+        return pools
+
+    def _node_name(self, pool: _Pool, taken: set[str], i: int) -> str:
+        r = self.r
+        while True:
+            if self.flavor == "eks":
+                name = f"ip-10-{r.randrange(0, 4)}-{r.randrange(0, 64)}-{r.randrange(1, 255)}.ec2.internal"
+            elif self.flavor == "gke":
+                pool.hash = pool.hash or "".join(r.choices("0123456789abcdef", k=8))
+                s = "".join(r.choices(string.ascii_lowercase + string.digits, k=4))
+                name = f"gke-prod-{pool.name}-pool-{pool.hash}-{s}"
+            elif self.flavor == "aks":
+                pool.hash = pool.hash or str(r.randrange(10**7, 10**8))
+                k = len(pool.nodes) + r.choice([0, 0, 1])
+                digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+                idx = digits[k // 36 % 36] + digits[k % 36]
+                name = f"aks-{pool.name}-{pool.hash}-vmss0000{idx}"
+            else:
+                name = f"node-{i if r.random() < 0.8 else r.randrange(0, 20)}"
+            if name not in taken:
+                return name
+
     def nodes(self) -> None:
         r = self.r
         self.flavor = r.choice(["eks", "gke", "aks", "plain"])
-        n = r.choice([3, 4, 5, 6, 8, 10, 12])
+        self.pool_key = POOL_LABEL[self.flavor]
+        self.pools = self._pools()
+        n = r.randint(50, 300) if self.large else r.choice([3, 4, 5, 6, 8, 10, 12])
         if self.n_nodes is not None:
             n = self.n_nodes
-        self.node_names = _node_names(r, self.flavor, n)
+        self.node_names: list[str] = []
         self.node_zone: dict[str, str] = {}
-        self.node_pool: dict[str, str] = {}
+        self.node_pool: dict[str, _Pool] = {}
         self.node_cpu: dict[str, int] = {}
+        self.node_pods: dict[str, int] = {}
+        self.node_alloc: dict[str, Obj] = {}
+        self.node_taints: dict[str, list[Obj]] = {}
         self.gpu_nodes: list[str] = []
-        zones = ZONES[self.flavor][: r.choice([1, 2, 3])]
-        for name in self.node_names:
-            itype, cpu, mem = r.choice(INSTANCE[self.flavor])
-            zone = r.choice(zones)
-            pool = r.choice(["general", "general", "spot", "gpu"])
-            self.node_zone[name], self.node_pool[name], self.node_cpu[name] = zone, pool, cpu
-            arch = "arm64" if r.random() < 0.15 else "amd64"
-            labels = {
-                "kubernetes.io/hostname": name,
-                "kubernetes.io/os": "linux",
-                "kubernetes.io/arch": arch,
-                "node.kubernetes.io/instance-type": itype,
-                "topology.kubernetes.io/zone": zone,
-                "topology.kubernetes.io/region": zone.rsplit("-", 1)[0],
-                "pool": pool,
-            }
-            taints: list[Obj] = []
-            if pool == "gpu":
-                self.gpu_nodes.append(name)
-                taints.append({"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"})
-            if pool == "spot" and r.random() < 0.5:
+        taken: set[str] = set()
+        weights = [4 if p.kind == "general" else 1 for p in self.pools]
+        for i in range(n):
+            # Every pool has a node; the rest are drawn, general pools four times as likely.
+            pool = self.pools[i] if i < len(self.pools) else r.choices(self.pools, weights)[0]
+            name = self._node_name(pool, taken, i)
+            taken.add(name)
+            zone = pool.zones[len(pool.nodes) % len(pool.zones)]
+            pool.nodes.append(name)
+            self._node(name, pool, zone)
+        self.node_names = sorted(taken)
+
+    def _node(self, name: str, pool: _Pool, zone: str) -> None:
+        r = self.r
+        cpu, mem = pool.cpu, pool.mem
+        self.node_zone[name], self.node_pool[name], self.node_cpu[name] = zone, pool, cpu
+        arch = "arm64" if pool.kind == "arm" else "amd64"
+        labels = {
+            "kubernetes.io/hostname": name,
+            "kubernetes.io/os": "linux",
+            "kubernetes.io/arch": arch,
+            "node.kubernetes.io/instance-type": pool.itype,
+            "topology.kubernetes.io/zone": zone,
+            "topology.kubernetes.io/region": zone.rsplit("-", 1)[0],
+            self.pool_key: pool.name,
+            "acme.io/generation": str(r.choice([3, 4, 5])),
+        }
+        if self.flavor != "plain":
+            labels["pool"] = pool.name
+        taints: list[Obj] = []
+        if pool.kind == "gpu":
+            self.gpu_nodes.append(name)
+            taints.append({"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"})
+        if pool.kind == "spot":
+            if r.random() < 0.6:
                 taints.append(
                     {"key": "spot", "value": "true", "effect": r.choice(["NoSchedule", "PreferNoSchedule"])}
                 )
-            if r.random() < 0.08:
-                taints.append({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"})
-            pods = r.choice(["110", "110", "58", "8"])
-            alloc = {
-                "cpu": f"{cpu * 1000 - r.choice([0, 70, 190])}m",
-                "memory": f"{mem * 1024 - r.choice([0, 600, 1200])}Mi",
-                "pods": pods,
-                "ephemeral-storage": "95Gi",
-            }
-            if pool == "gpu":
-                alloc["nvidia.com/gpu"] = str(r.choice([1, 4]))
-            images = [
-                {"names": [img, img.split("/")[-1]] if r.random() < 0.3 else [img], "sizeBytes": size}
-                for img, size in IMAGES
-                if r.random() < 0.35
-            ]
-            spec: Obj = {"taints": taints} if taints else {}
-            if r.random() < 0.05:
-                spec["unschedulable"] = True
-            status: Obj = {
-                "capacity": dict(alloc),
-                "allocatable": alloc,
-                "conditions": [
-                    {
-                        "type": "Ready",
-                        "status": "True",
-                        "reason": "KubeletReady",
-                        "lastHeartbeatTime": T0,
-                        "lastTransitionTime": T0,
-                    }
-                ],
-                "nodeInfo": {
-                    "kubeletVersion": f"v1.{self.minor}.0",
-                    "architecture": arch,
-                    "operatingSystem": "linux",
-                },
-            }
-            if images:
-                status["images"] = images
-            self.objs.append(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Node",
-                    "metadata": self.meta(name, labels=labels),
-                    "spec": spec,
-                    "status": status,
-                }
+            labels["node.kubernetes.io/lifecycle"] = "spot"
+        if pool.kind == "infra":
+            taints.append(
+                {"key": "dedicated", "value": "infra", "effect": r.choice(["NoSchedule", "NoExecute"])}
             )
+        if r.random() < 0.05:
+            taints.append({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"})
+        if r.random() < 0.03:
+            taints.append({"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"})
+        pods = r.choice(["110", "110", "110", "58", "8"])
+        alloc = {
+            "cpu": f"{cpu * 1000 - r.choice([0, 70, 190])}m",
+            "memory": f"{mem * 1024 - r.choice([0, 600, 1200])}Mi",
+            "pods": pods,
+            "ephemeral-storage": "95Gi",
+        }
+        if pool.kind == "gpu":
+            alloc["nvidia.com/gpu"] = str(r.choice([1, 4, 8]))
+        images = [
+            {"names": [img, img.split("/")[-1]] if r.random() < 0.3 else [img], "sizeBytes": size}
+            for img, size in IMAGES
+            if r.random() < 0.35
+        ]
+        spec: Obj = {"taints": taints} if taints else {}
+        if r.random() < 0.04:
+            spec["unschedulable"] = True
+        status: Obj = {
+            "capacity": dict(alloc),
+            "allocatable": alloc,
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "lastHeartbeatTime": T0,
+                    "lastTransitionTime": T0,
+                }
+            ],
+            "nodeInfo": {
+                "kubeletVersion": f"v1.{self.minor}.0",
+                "architecture": arch,
+                "operatingSystem": "linux",
+            },
+        }
+        if images:
+            status["images"] = images
+        self.node_alloc[name] = alloc
+        self.node_taints[name] = taints
+        self.node_pods[name] = int(pods)
+        self.objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": self.meta(name, labels=labels),
+                "spec": spec,
+                "status": status,
+            }
+        )
 
     def namespaces(self) -> None:
         for ns in NAMESPACES:
@@ -191,7 +324,9 @@ class _Gen:
                 {
                     "apiVersion": "v1",
                     "kind": "Namespace",
-                    "metadata": self.meta(ns, labels={"kubernetes.io/metadata.name": ns}),
+                    "metadata": self.meta(
+                        ns, labels={"kubernetes.io/metadata.name": ns, "team": "a" if ns != "batch" else "b"}
+                    ),
                 }
             )
 
@@ -203,7 +338,7 @@ class _Gen:
                 "metadata": self.meta(name),
                 "value": value,
             }
-            if name == "high" and self.r.random() < 0.2:
+            if name == "high" and self.r.random() < 0.15:
                 pc["preemptionPolicy"] = "Never"
             self.objs.append(pc)
 
@@ -214,45 +349,99 @@ class _Gen:
         if r.random() < 0.9:
             req["cpu"] = r.choice(["1500m", "2", "3", "4", "6"]) if big else _quantity_cpu(r)
         if r.random() < 0.8:
-            req["memory"] = r.choice(["2Gi", "4Gi", "8Gi", "12Gi"]) if big else _quantity_mem(r)
+            req["memory"] = r.choice(["1Gi", "2Gi", "2Gi", "4Gi", "8Gi", "40Gi"]) if big else _quantity_mem(r)
+        if r.random() < 0.05:
+            req["ephemeral-storage"] = r.choice(["1Gi", "50Gi", "120Gi"])
         c: Obj = {"name": name, "image": r.choice(IMAGES)[0]}
         if req:
             c["resources"] = {"requests": req}
             if r.random() < 0.3:
                 c["resources"]["limits"] = dict(req)
-        if r.random() < 0.05:
-            c["ports"] = [{"containerPort": 8080, "hostPort": 8080, "protocol": "TCP"}]
         return c
+
+    def host_port(self) -> Obj:
+        r = self.r
+        p: Obj = {"containerPort": r.choice([8080, 9100]), "hostPort": r.choice([8080, 8080, 9100, 53])}
+        p["protocol"] = r.choice(["TCP", "TCP", "UDP"])
+        if r.random() < 0.2:
+            p["hostIP"] = r.choice(["0.0.0.0", "127.0.0.1", "10.0.0.1"])
+        return p
+
+    def _tolerations_for(self, node: str) -> list[Obj]:
+        tol = []
+        for t in self.node_taints[node]:
+            if t["key"].startswith("node.kubernetes.io/"):
+                continue
+            tol.append({"key": t["key"], "operator": "Exists", "effect": t["effect"]})
+        return tol
 
     def bound_pods(self) -> None:
         r = self.r
         self.bound: list[Obj] = []
         # One priority shared by many victims on purpose (equal-priority tie-breaks in preemption).
-        shared = r.choice(list(PRIORITIES))
+        shared = r.choice(["preemptible", "low", "low", "mid", "mid", "high"])
+        if self.large:
+            self.apps = APPS + MORE_APPS
+        hashes = {
+            a: "".join(r.choices("bcdfghjklmnpqrstvwxz2456789", k=r.choice([9, 10]))) for a in self.apps
+        }
         minute = 0
+        per_node = [0, 1, 2, 3, 4, 6] if not self.large else [0, 1, 2, 3, 4]
         for node in self.node_names:
-            for _ in range(r.choice([0, 1, 2, 3, 4, 6])):
-                app = r.choice(APPS)
+            cap = _cpu_milli(self.node_alloc[node]["cpu"])
+            # Under pressure (one scenario in three) nodes are nearly full: preemption has work.
+            fill = [0.85, 0.95, 1.0, 1.0] if self.pressure else [0.3, 0.6, 0.8, 0.95, 1.0, 1.0]
+            target = cap * r.choice(fill)
+            used = 0
+            for _ in range(min(r.choice(per_node) + (2 if target > cap * 0.9 else 0), self.node_pods[node])):
+                app = r.choice(self.apps)
                 ns = r.choice(NAMESPACES)
                 pc = shared if r.random() < 0.6 else r.choice(list(PRIORITIES))
                 idx = len(self.bound)
-                name = f"{app}-{r.randrange(16**5):05x}-{idx}"
+                suffix = "".join(r.choices("bcdfghjklmnpqrstvwxz2456789", k=5))
+                name = f"{app}-{hashes[app]}-{suffix}" if r.random() < 0.8 else f"{app}-{idx}"
                 minute += r.choice([0, 0, 1, 7, 60])  # equal start times happen
+                c = self.container("main")
+                cpu = c.get("resources", {}).get("requests", {}).get("cpu")
+                if cpu is not None:
+                    if used + _cpu_milli(cpu) > target:
+                        continue
+                    used += _cpu_milli(cpu)
+                if r.random() < 0.05:
+                    c["ports"] = [self.host_port()]
                 spec: Obj = {
                     "nodeName": node,
                     "schedulerName": "default-scheduler",
                     "priorityClassName": pc,
                     "priority": PRIORITIES[pc],
-                    "containers": [self.container("main")],
+                    "containers": [c],
                 }
-                if node in self.gpu_nodes:
-                    spec["tolerations"] = [
-                        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
-                    ]
+                spec["tolerations"] = [*self._tolerations_for(node), *DEFAULT_TOLERATIONS]
+                if r.random() < 0.05:
+                    spec["affinity"] = {
+                        "podAntiAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": [
+                                {
+                                    "labelSelector": {"matchLabels": {"app": r.choice(self.apps)}},
+                                    "topologyKey": r.choice(
+                                        ["kubernetes.io/hostname", "topology.kubernetes.io/zone"]
+                                    ),
+                                }
+                            ]
+                        }
+                    }
+                meta = self.meta(
+                    name,
+                    ns,
+                    labels={"app": app, "tier": r.choice(["fe", "be"]), "pod-template-hash": hashes[app]},
+                )
+                if r.random() < 0.03:
+                    meta["deletionTimestamp"] = _ts(minute + 5)
+                    meta["deletionGracePeriodSeconds"] = 30
                 pod = {
                     "apiVersion": "v1",
                     "kind": "Pod",
-                    "metadata": self.meta(name, ns, labels={"app": app, "tier": r.choice(["fe", "be"])}),
+                    "metadata": meta,
                     "spec": spec,
                     "status": {
                         "phase": "Running",
@@ -260,13 +449,17 @@ class _Gen:
                         "conditions": [{"type": "PodScheduled", "status": "True"}],
                     },
                 }
+                if r.random() < 0.06:
+                    self.bound_volume(pod, ns, node)
+                if r.random() < 0.04 and self.minor >= 34 and node in self.gpu_nodes:
+                    self.bound_claim(pod, ns, node)
                 self.bound.append(pod)
                 self.objs.append(pod)
 
     def pdbs(self) -> None:
         r = self.r
         for ns in NAMESPACES:
-            for app in APPS:
+            for app in self.apps:
                 if r.random() < 0.15:
                     matching = [
                         p
@@ -274,7 +467,15 @@ class _Gen:
                         if p["metadata"]["namespace"] == ns and p["metadata"]["labels"]["app"] == app
                     ]
                     allowed = r.choice([0, 0, 1, 2])
-                    spec: Obj = {"selector": {"matchLabels": {"app": app}}}
+                    if r.random() < 0.7:
+                        sel: Obj = {"matchLabels": {"app": app}}
+                    else:
+                        sel = {
+                            "matchExpressions": [
+                                {"key": "app", "operator": "In", "values": [app, r.choice(self.apps)]}
+                            ]
+                        }
+                    spec: Obj = {"selector": sel}
                     if r.random() < 0.5:
                         spec["maxUnavailable"] = allowed
                     else:
@@ -298,262 +499,620 @@ class _Gen:
     def selector_term(self) -> Obj:
         r = self.r
         choice = r.random()
-        if choice < 0.4:
-            return {
-                "key": "topology.kubernetes.io/zone",
-                "operator": "In",
-                "values": r.sample(ZONES[self.flavor], r.choice([1, 2])),
-            }
-        if choice < 0.7:
-            return {
-                "key": "pool",
-                "operator": r.choice(["In", "NotIn"]),
-                "values": [r.choice(["general", "spot", "gpu"])],
-            }
+        if choice < 0.3:
+            return _zone_term(
+                "topology.kubernetes.io/zone",
+                r.choice(["In", "In", "NotIn"]),
+                r.sample(ZONES[self.flavor], r.choice([1, 2])),
+            )
+        if choice < 0.55:
+            pools = sorted({p.name for p in self.pools} | {"gpu"})
+            return _zone_term(
+                self.pool_key,
+                r.choice(["In", "NotIn"]),
+                r.sample(pools, r.choice([1, 1, 2]) if len(pools) > 1 else 1),
+            )
+        if choice < 0.65:
+            return _zone_term("kubernetes.io/arch", "In", ["amd64"])
+        if choice < 0.75:
+            return _zone_term("acme.io/generation", r.choice(["Gt", "Lt"]), [str(r.choice([3, 4]))])
         if choice < 0.85:
-            return {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}
+            return {"key": "node.kubernetes.io/lifecycle", "operator": r.choice(["Exists", "DoesNotExist"])}
         return {"key": "node.kubernetes.io/instance-type", "operator": "Exists"}
 
-    def pending_pod(self, i: int) -> None:
+    def node_affinity(self) -> Obj:
         r = self.r
-        app = r.choice(APPS)
-        ns = r.choice(NAMESPACES)
-        big = r.random() < 0.5
-        pc = r.choice([*list(PRIORITIES), "high", "high"])
-        labels = {"app": app, "tier": r.choice(["fe", "be"])}
-        spec: Obj = {
-            "schedulerName": "default-scheduler",
-            "priorityClassName": pc,
-            "priority": PRIORITIES[pc],
-            "containers": [self.container("main", big)],
-        }
-        if r.random() < 0.2:
-            spec["containers"].append(self.container("sidecar"))
-        if r.random() < 0.1:
-            spec["initContainers"] = [self.container("init", r.random() < 0.3)]
+        na: Obj = {}
         if r.random() < 0.3:
-            spec["nodeSelector"] = (
-                {"kubernetes.io/os": "linux"} if r.random() < 0.5 else {"pool": r.choice(["general", "spot"])}
-            )
-        aff: Obj = {}
+            terms = []
+            for _ in range(r.choice([1, 1, 2])):
+                terms.append({"matchExpressions": [self.selector_term() for _ in range(r.choice([1, 1, 2]))]})
+            if r.random() < 0.08:
+                # metadata.name takes one value per requirement (API validation): one term per node.
+                terms = [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                    for node in r.sample(self.node_names, min(r.choice([1, 2]), len(self.node_names)))
+                ]
+            na["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": terms}
         if r.random() < 0.3:
-            aff["nodeAffinity"] = {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [{"matchExpressions": [self.selector_term()]}]
-                }
-            }
-        if r.random() < 0.3:
-            aff.setdefault("nodeAffinity", {})["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            na["preferredDuringSchedulingIgnoredDuringExecution"] = [
                 {
                     "weight": r.choice([1, 10, 50, 100]),
                     "preference": {"matchExpressions": [self.selector_term()]},
                 }
+                for _ in range(r.choice([1, 1, 2]))
             ]
-        if r.random() < 0.25:
-            term = {
-                "labelSelector": {"matchLabels": {"app": r.choice(APPS)}},
-                "topologyKey": r.choice(["kubernetes.io/hostname", "topology.kubernetes.io/zone"]),
+        return na
+
+    def pod_term(self) -> Obj:
+        r = self.r
+        if r.random() < 0.7:
+            sel: Obj = {"matchLabels": {"app": r.choice(self.apps)}}
+        else:
+            sel = {
+                "matchExpressions": [
+                    {"key": "app", "operator": r.choice(["In", "NotIn"]), "values": r.sample(self.apps, 2)},
+                    *([{"key": "tier", "operator": "Exists"}] if r.random() < 0.3 else []),
+                ]
             }
-            kind = r.choice(["podAntiAffinity", "podAffinity"])
+        keys = ["kubernetes.io/hostname", "topology.kubernetes.io/zone"]
+        if self.large or r.random() < 0.2:
+            keys.append(self.pool_key)
+        term: Obj = {"labelSelector": sel, "topologyKey": r.choice(keys)}
+        x = r.random()
+        if x < 0.15:
+            term["namespaces"] = r.sample(NAMESPACES, r.choice([1, 2]))
+        elif x < 0.25:
+            term["namespaceSelector"] = r.choice([{}, {"matchLabels": {"team": "a"}}])
+        return term
+
+    def pod_affinity(self) -> Obj:
+        r = self.r
+        out: Obj = {}
+        for kind in ("podAffinity", "podAntiAffinity"):
+            if r.random() >= 0.2:
+                continue
+            block: Obj = {}
             if r.random() < 0.5:
-                aff[kind] = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
-            else:
-                aff[kind] = {
-                    "preferredDuringSchedulingIgnoredDuringExecution": [
-                        {"weight": r.choice([1, 50, 100]), "podAffinityTerm": term}
+                block["requiredDuringSchedulingIgnoredDuringExecution"] = [
+                    self.pod_term() for _ in range(r.choice([1, 1, 2]))
+                ]
+            if r.random() < 0.6:
+                block["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                    {"weight": r.choice([1, 50, 100]), "podAffinityTerm": self.pod_term()}
+                    for _ in range(r.choice([1, 2]))
+                ]
+            if block:
+                out[kind] = block
+        return out
+
+    def spread(self, app: str) -> list[Obj]:
+        r = self.r
+        out = []
+        keys = ["topology.kubernetes.io/zone", "kubernetes.io/hostname"] + (
+            [self.pool_key] if self.large else []
+        )
+        for key in r.sample(keys, r.choice([1, 1, 2])):
+            tsc: Obj = {
+                "maxSkew": r.choice([1, 1, 2, 3]),
+                "topologyKey": key,
+                "whenUnsatisfiable": r.choice(["DoNotSchedule", "ScheduleAnyway"]),
+                "labelSelector": {"matchLabels": {"app": app}}
+                if r.random() < 0.8
+                else {
+                    "matchExpressions": [
+                        {"key": "app", "operator": "In", "values": [app, r.choice(self.apps)]}
                     ]
-                }
-        if aff:
-            spec["affinity"] = aff
-        if r.random() < 0.3:
-            spec["topologySpreadConstraints"] = [
-                {
-                    "maxSkew": r.choice([1, 1, 2]),
-                    "topologyKey": r.choice(["topology.kubernetes.io/zone", "kubernetes.io/hostname"]),
-                    "whenUnsatisfiable": r.choice(["DoNotSchedule", "ScheduleAnyway"]),
-                    "labelSelector": {"matchLabels": {"app": app}},
-                }
-            ]
-            tsc = spec["topologySpreadConstraints"][0]
+                },
+            }
             if tsc["whenUnsatisfiable"] == "DoNotSchedule" and r.random() < 0.2:
-                tsc["minDomains"] = 3  # the API server allows minDomains only with DoNotSchedule
+                tsc["minDomains"] = r.choice(
+                    [2, 3, 5]
+                )  # the API server allows minDomains only with DoNotSchedule
+            if r.random() < 0.15:
+                tsc["nodeAffinityPolicy"] = r.choice(["Honor", "Ignore"])
+            if r.random() < 0.15:
+                tsc["nodeTaintsPolicy"] = r.choice(["Honor", "Ignore"])
+            out.append(tsc)
+        return out
+
+    def tolerations(self) -> list[Obj]:
+        r = self.r
         tol: list[Obj] = []
         if r.random() < 0.3:
             tol.append({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"})
         if r.random() < 0.3:
             tol.append({"key": "spot", "operator": "Equal", "value": "true"})
+        if r.random() < 0.1:
+            tol.append({"key": "dedicated", "operator": "Equal", "value": "infra", "effect": "NoSchedule"})
+        if r.random() < 0.05:
+            tol.append(
+                {"key": "dedicated", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+            )
+        if r.random() < 0.03:
+            tol.append({"operator": "Exists"})
+        return tol
+
+    def pending_pod(self, i: int) -> None:
+        r = self.r
+        app = r.choice(self.apps)
+        ns = r.choice(NAMESPACES)
+        big = r.random() < 0.5
+        pc = r.choice([*list(PRIORITIES), "high", "high", "mid"])
+        main = self.container("main", big)
+        if self.pressure:
+            # A request sized to one pool's nodes, at a priority above most running pods.
+            pc = r.choice(["high", "high", "mid", "low"])
+            pool = r.choice(self.pools)
+            main.setdefault("resources", {}).setdefault("requests", {})["cpu"] = (
+                f"{pool.cpu * r.choice([300, 500, 700, 900])}m"
+            )
+            main["resources"].pop("limits", None)
+        labels = {"app": app, "tier": r.choice(["fe", "be"])}
+        spec: Obj = {
+            "schedulerName": "default-scheduler",
+            "priorityClassName": pc,
+            "priority": PRIORITIES[pc],
+            "containers": [main],
+        }
+        if r.random() < 0.2:
+            spec["containers"].append(self.container("sidecar"))
+        if r.random() < 0.1:
+            init = self.container("init", r.random() < 0.3)
+            if r.random() < 0.4:
+                init["restartPolicy"] = "Always"  # a native sidecar
+            spec["initContainers"] = [init]
+        if r.random() < 0.08:
+            spec["containers"][0]["ports"] = [self.host_port()]
+        if r.random() < 0.3:
+            pools = sorted({p.name for p in self.pools})
+            spec["nodeSelector"] = (
+                {"kubernetes.io/os": "linux"} if r.random() < 0.5 else {self.pool_key: r.choice(pools)}
+            )
+        aff: Obj = {}
+        na = self.node_affinity()
+        if na:
+            aff["nodeAffinity"] = na
+        aff.update(self.pod_affinity())
+        if aff:
+            spec["affinity"] = aff
+        if r.random() < 0.3:
+            spec["topologySpreadConstraints"] = self.spread(app)
+        tol = self.tolerations()
+        if r.random() < 0.25:
+            # A manifest as created (admission runs: Priority resolves the class, DefaultTolerationSeconds
+            # adds its tolerations); otherwise a pod as stored, which carries what admission set.
+            del spec["priority"]
+        else:
+            tol += [t for t in DEFAULT_TOLERATIONS if not any(u.get("key") == t["key"] for u in tol)]
         if tol:
             spec["tolerations"] = tol
         if r.random() < 0.1 and self.gpu_nodes:
-            spec["containers"][0].setdefault("resources", {}).setdefault("limits", {})["nvidia.com/gpu"] = "1"
-        if r.random() < 0.2:
+            spec["containers"][0].setdefault("resources", {}).setdefault("limits", {})["nvidia.com/gpu"] = (
+                str(r.choice([1, 1, 2, 4]))
+            )
+        if r.random() < 0.25:
             self.volumes(spec, ns, f"{app}-p{i}")
         if r.random() < 0.2:
             self.dra(spec, ns, f"{app}-p{i}")
+        status: Obj = {"phase": "Pending"}
+        if r.random() < 0.08:
+            status["nominatedNodeName"] = r.choice(self.node_names)
         pod = {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": self.meta(f"{app}-pending-{i}", ns, labels=labels),
             "spec": spec,
-            "status": {"phase": "Pending"},
+            "status": status,
         }
         self.objs.append(pod)
 
     # --- volumes -------------------------------------------------------------------------------------
-    def volumes(self, spec: Obj, ns: str, base: str) -> None:
+    def storage(self) -> None:
+        """StorageClasses, CSIDriver and CSINodes, once per scenario."""
+        if self._storage:
+            return
+        self._storage = True
         r = self.r
-        driver = {"eks": "ebs.csi.aws.com", "gke": "pd.csi.storage.gke.io", "aks": "disk.csi.azure.com"}.get(
-            self.flavor, "csi.example.com"
-        )
-        if not getattr(self, "_storage", False):
-            self._storage = True
-            for sc, mode in (("gp3", "WaitForFirstConsumer"), ("fast-immediate", "Immediate")):
-                self.objs.append(
-                    {
-                        "apiVersion": "storage.k8s.io/v1",
-                        "kind": "StorageClass",
-                        "metadata": self.meta(sc),
-                        "provisioner": driver,
-                        "volumeBindingMode": mode,
-                        "reclaimPolicy": "Delete",
-                    }
-                )
-            for node in self.node_names:
+        self.driver = DRIVER.get(self.flavor, "csi.example.com")
+        zones = sorted({z for p in self.pools for z in p.zones})
+        gp3: Obj = {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": self.meta("gp3"),
+            "provisioner": self.driver,
+            "volumeBindingMode": "WaitForFirstConsumer",
+            "reclaimPolicy": "Delete",
+        }
+        if r.random() < 0.3 and len(zones) > 1:
+            gp3["allowedTopologies"] = [
+                {"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone", "values": zones[:-1]}]}
+            ]
+        self.objs.append(gp3)
+        for sc, prov, mode in (
+            ("fast-immediate", self.driver, "Immediate"),
+            ("local-storage", "kubernetes.io/no-provisioner", "WaitForFirstConsumer"),
+        ):
+            self.objs.append(
+                {
+                    "apiVersion": "storage.k8s.io/v1",
+                    "kind": "StorageClass",
+                    "metadata": self.meta(sc),
+                    "provisioner": prov,
+                    "volumeBindingMode": mode,
+                    "reclaimPolicy": "Delete",
+                }
+            )
+        self.capacity = r.random() < 0.2
+        if r.random() < 0.5 or self.capacity:
+            drv_spec: Obj = {"attachRequired": True, "podInfoOnMount": False}
+            if self.capacity:
+                drv_spec["storageCapacity"] = True
+            self.objs.append(
+                {
+                    "apiVersion": "storage.k8s.io/v1",
+                    "kind": "CSIDriver",
+                    "metadata": self.meta(self.driver),
+                    "spec": drv_spec,
+                }
+            )
+        if self.capacity:
+            for z in zones:
                 if r.random() < 0.8:
-                    d: Obj = {"name": driver, "nodeID": node, "topologyKeys": ["topology.kubernetes.io/zone"]}
-                    if r.random() < 0.5:
-                        d["allocatable"] = {"count": r.choice([1, 2, 25])}
                     self.objs.append(
                         {
                             "apiVersion": "storage.k8s.io/v1",
-                            "kind": "CSINode",
-                            "metadata": self.meta(node),
-                            "spec": {"drivers": [d]},
+                            "kind": "CSIStorageCapacity",
+                            "metadata": self.meta(f"csisc-{z}", "kube-system"),
+                            "storageClassName": "gp3",
+                            "capacity": r.choice(["5Gi", "50Gi", "500Gi"]),
+                            "nodeTopology": {"matchLabels": {"topology.kubernetes.io/zone": z}},
                         }
                     )
-        claim = f"{base}-data"
-        kind = r.choice(["bound", "wffc", "immediate-unbound", "missing"])
-        if kind != "missing":
-            pvc: Obj = {
-                "apiVersion": "v1",
-                "kind": "PersistentVolumeClaim",
-                "metadata": self.meta(claim, ns),
-                "spec": {
-                    "accessModes": [r.choice(["ReadWriteOnce", "ReadWriteOncePod"])],
-                    "resources": {"requests": {"storage": "10Gi"}},
-                    "storageClassName": "fast-immediate" if kind == "immediate-unbound" else "gp3",
-                },
-                "status": {"phase": "Pending"},
-            }
-            if kind == "bound":
-                pv = f"pvc-{self._uid()}"
-                zone = r.choice(ZONES[self.flavor])
-                pvc["spec"]["volumeName"] = pv
-                pvc["status"] = {
-                    "phase": "Bound",
-                    "accessModes": pvc["spec"]["accessModes"],
-                    "capacity": {"storage": "10Gi"},
+        self.csi_limit: dict[str, int] = {}
+        for node in self.node_names:
+            if r.random() < 0.85:
+                d: Obj = {
+                    "name": self.driver,
+                    "nodeID": node,
+                    "topologyKeys": ["topology.kubernetes.io/zone"],
                 }
+                if r.random() < 0.5:
+                    d["allocatable"] = {"count": r.choice([1, 2, 25])}
+                    self.csi_limit[node] = d["allocatable"]["count"]
                 self.objs.append(
                     {
-                        "apiVersion": "v1",
-                        "kind": "PersistentVolume",
-                        "metadata": self.meta(pv),
-                        "spec": {
-                            "capacity": {"storage": "10Gi"},
-                            "accessModes": pvc["spec"]["accessModes"],
-                            "persistentVolumeReclaimPolicy": "Delete",
-                            "storageClassName": "gp3",
-                            "claimRef": {"kind": "PersistentVolumeClaim", "namespace": ns, "name": claim},
-                            "csi": {"driver": driver, "volumeHandle": f"vol-{pv[-8:]}"},
-                            "nodeAffinity": {
-                                "required": {
-                                    "nodeSelectorTerms": [
-                                        {
-                                            "matchExpressions": [
-                                                {
-                                                    "key": "topology.kubernetes.io/zone",
-                                                    "operator": "In",
-                                                    "values": [zone],
-                                                }
-                                            ]
-                                        }
-                                    ]
-                                }
-                            },
-                        },
-                        "status": {"phase": "Bound"},
+                        "apiVersion": "storage.k8s.io/v1",
+                        "kind": "CSINode",
+                        "metadata": self.meta(node),
+                        "spec": {"drivers": [d]},
                     }
                 )
-            self.objs.append(pvc)
+
+    def _pv(
+        self,
+        claim: str | None,
+        ns: str,
+        size: str,
+        modes: list[str],
+        zone: str | None,
+        node: str | None,
+        sc: str,
+    ) -> str:
+        pv = f"pvc-{self._uid()}" if claim else f"local-pv-{self._uid()[-6:]}"
+        term = (
+            _zone_term("kubernetes.io/hostname", "In", [node])
+            if node
+            else _zone_term("topology.kubernetes.io/zone", "In", [zone or ZONES[self.flavor][0]])
+        )
+        spec: Obj = {
+            "capacity": {"storage": size},
+            "accessModes": modes,
+            "persistentVolumeReclaimPolicy": "Delete",
+            "storageClassName": sc,
+            "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [term]}]}},
+        }
+        if node:
+            spec["local"] = {"path": "/mnt/disks/ssd0"}
+        else:
+            spec["csi"] = {"driver": self.driver, "volumeHandle": f"vol-{pv[-8:]}"}
+        if claim:
+            spec["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": ns, "name": claim}
+        meta = self.meta(pv)
+        if zone and self.r.random() < 0.3:
+            meta["labels"] = {"topology.kubernetes.io/zone": zone}
+        self.objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolume",
+                "metadata": meta,
+                "spec": spec,
+                "status": {"phase": "Bound" if claim else "Available"},
+            }
+        )
+        return pv
+
+    def _pvc(self, name: str, ns: str, sc: str, modes: list[str], size: str, pv: str | None) -> None:
+        pvc: Obj = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": self.meta(name, ns),
+            "spec": {
+                "accessModes": modes,
+                "resources": {"requests": {"storage": size}},
+                "storageClassName": sc,
+            },
+            "status": {"phase": "Pending"},
+        }
+        if pv:
+            pvc["spec"]["volumeName"] = pv
+            pvc["status"] = {"phase": "Bound", "accessModes": modes, "capacity": {"storage": size}}
+        self.objs.append(pvc)
+
+    def bound_volume(self, pod: Obj, ns: str, node: str) -> None:
+        """A running pod's bound CSI volume in its node's zone (counts against the node's attach limit)."""
+        self.storage()
+        self._pvc_seq += 1
+        claim = f"data-{pod['metadata']['name']}"
+        modes = [self.r.choice(["ReadWriteOnce", "ReadWriteOnce", "ReadWriteOncePod"])]
+        pv = self._pv(claim, ns, "10Gi", modes, self.node_zone[node], None, "gp3")
+        self._pvc(claim, ns, "gp3", modes, "10Gi", pv)
+        pod["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]
+        self.held_claims.append((ns, claim))
+
+    def volumes(self, spec: Obj, ns: str, base: str) -> None:
+        r = self.r
+        self.storage()
+        claim = f"{base}-data"
+        kind = r.choices(
+            [
+                "bound",
+                "local-bound",
+                "wffc",
+                "wffc-local",
+                "immediate-unbound",
+                "missing",
+                "no-class",
+                "held",
+            ],
+            [6, 3, 4, 4, 1, 1, 1, 3],
+        )[0]
+        modes = [r.choice(["ReadWriteOnce", "ReadWriteOnce", "ReadWriteOncePod"])]
+        size = r.choice(["10Gi", "10Gi", "20Gi", "100Gi"])
+        held = [c for c in self.held_claims if c[0] == ns]
+        if kind == "held" and held:
+            claim = r.choice(held)[1]
+        elif kind == "bound":
+            zone = r.choice(sorted({z for p in self.pools for z in p.zones}))
+            self._pvc(claim, ns, "gp3", modes, size, self._pv(claim, ns, size, modes, zone, None, "gp3"))
+        elif kind == "local-bound":
+            node = r.choice(self.node_names)
+            self._pvc(
+                claim,
+                ns,
+                "local-storage",
+                modes,
+                size,
+                self._pv(claim, ns, size, modes, None, node, "local-storage"),
+            )
+        elif kind == "wffc-local":
+            for node in r.sample(self.node_names, min(len(self.node_names), r.choice([1, 2, 4]))):
+                self._pv(
+                    None,
+                    ns,
+                    r.choice(["5Gi", "20Gi", "200Gi"]),
+                    ["ReadWriteOnce"],
+                    None,
+                    node,
+                    "local-storage",
+                )
+            self._pvc(claim, ns, "local-storage", ["ReadWriteOnce"], size, None)
+        elif kind == "wffc":
+            self._pvc(claim, ns, "gp3", modes, size, None)
+        elif kind == "immediate-unbound":
+            self._pvc(claim, ns, "fast-immediate", modes, size, None)
+        elif kind == "no-class":
+            self._pvc(claim, ns, "premium-rwo", modes, size, None)
+        # "missing" (and "held" without a held claim in this namespace): the claim does not exist.
         spec["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]
 
     # --- DRA -----------------------------------------------------------------------------------------
+    def dra_setup(self) -> None:
+        if self._dra:
+            return
+        self._dra = True
+        r = self.r
+        self.objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceClass",
+                "metadata": self.meta(GPU_DRIVER),
+                "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{GPU_DRIVER}"'}}]},
+            }
+        )
+        self.objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceClass",
+                "metadata": self.meta("a100.gpu.example.com"),
+                "spec": {
+                    "selectors": [
+                        {"cel": {"expression": f'device.driver == "{GPU_DRIVER}"'}},
+                        {"cel": {"expression": f'device.attributes["{GPU_DRIVER}"].model == "a100"'}},
+                    ]
+                },
+            }
+        )
+        self.objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceClass",
+                "metadata": self.meta(NIC_DRIVER),
+                "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{NIC_DRIVER}"'}}]},
+            }
+        )
+        self.devices: dict[str, list[str]] = {}
+        dra_nodes = [n for n in self.node_names if n in self.gpu_nodes or r.random() < 0.3]
+        if len(dra_nodes) > 40:
+            dra_nodes = sorted(r.sample(dra_nodes, 40))
+        for node in dra_nodes:
+            devs = [
+                {
+                    "name": f"gpu-{k}",
+                    "attributes": {
+                        "model": {"string": r.choice(["a100", "l4"])},
+                        "index": {"int": k},
+                    },
+                    "capacity": {"memory": {"value": r.choice(["24Gi", "40Gi", "80Gi"])}},
+                }
+                for k in range(r.choice([1, 2, 4, 8]))
+            ]
+            self.devices[node] = [d["name"] for d in devs]
+            self.objs.append(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceSlice",
+                    "metadata": self.meta(f"{node}-{GPU_DRIVER}-{r.randrange(16**5):05x}"),
+                    "spec": {
+                        "driver": GPU_DRIVER,
+                        "nodeName": node,
+                        "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                        "devices": devs,
+                    },
+                }
+            )
+            if r.random() < 0.3:
+                self.objs.append(
+                    {
+                        "apiVersion": "resource.k8s.io/v1",
+                        "kind": "ResourceSlice",
+                        "metadata": self.meta(f"{node}-{NIC_DRIVER}-{r.randrange(16**5):05x}"),
+                        "spec": {
+                            "driver": NIC_DRIVER,
+                            "nodeName": node,
+                            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                            "devices": [
+                                {
+                                    "name": f"vf-{k}",
+                                    "attributes": {"pf": {"string": r.choice(["ens1f0", "ens1f1"])}},
+                                }
+                                for k in range(r.choice([2, 4]))
+                            ],
+                        },
+                    }
+                )
+
+    def bound_claim(self, pod: Obj, ns: str, node: str) -> None:
+        """A running pod holding an allocated GPU claim (its device is in use)."""
+        self.dra_setup()
+        if node not in self.devices:
+            return
+        dev = self.r.choice(self.devices[node])
+        name = f"{pod['metadata']['name']}-gpu"
+        self.objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": self.meta(name, ns),
+                "spec": {
+                    "devices": {
+                        "requests": [
+                            {
+                                "name": "gpu",
+                                "exactly": {
+                                    "deviceClassName": GPU_DRIVER,
+                                    "allocationMode": "ExactCount",
+                                    "count": 1,
+                                },
+                            }
+                        ]
+                    }
+                },
+                "status": {
+                    "allocation": {
+                        "devices": {
+                            "results": [{"request": "gpu", "driver": GPU_DRIVER, "pool": node, "device": dev}]
+                        },
+                        "nodeSelector": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchFields": [
+                                        {"key": "metadata.name", "operator": "In", "values": [node]}
+                                    ]
+                                }
+                            ]
+                        },
+                    },
+                    "reservedFor": [
+                        {"resource": "pods", "name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]}
+                    ],
+                },
+            }
+        )
+        pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": name}]
+        pod["spec"]["containers"][0].setdefault("resources", {})["claims"] = [{"name": "gpu"}]
+        self.shared_claims.append((ns, name))
+
+    def _request(self, name: str) -> Obj:
+        r = self.r
+        cls = r.choice([GPU_DRIVER, GPU_DRIVER, "a100.gpu.example.com", NIC_DRIVER])
+        ex: Obj = {"deviceClassName": cls}
+        if r.random() < 0.1:
+            ex["allocationMode"] = "All"
+        else:
+            ex["allocationMode"] = "ExactCount"
+            ex["count"] = r.choice([1, 1, 2, 3])
+        if cls != NIC_DRIVER and r.random() < 0.4:
+            ex["selectors"] = [
+                {
+                    "cel": {
+                        "expression": r.choice(
+                            [
+                                f'device.attributes["{GPU_DRIVER}"].model == "{r.choice(["a100", "l4"])}"',
+                                f'device.capacity["{GPU_DRIVER}"].memory.compareTo(quantity("{r.choice(["40Gi", "80Gi"])}")) >= 0',
+                            ]
+                        )
+                    }
+                }
+            ]
+        elif cls == NIC_DRIVER and r.random() < 0.4:
+            ex["selectors"] = [{"cel": {"expression": f'device.attributes["{NIC_DRIVER}"].pf == "ens1f0"'}}]
+        if r.random() < 0.15:
+            alt = {
+                "name": "fallback",
+                "deviceClassName": GPU_DRIVER,
+                "allocationMode": "ExactCount",
+                "count": 1,
+            }
+            return {"name": name, "firstAvailable": [{"name": "first", **ex}, alt]}
+        return {"name": name, "exactly": ex}
+
     def dra(self, spec: Obj, ns: str, base: str) -> None:
         if self.minor < 34:
             return
         r = self.r
-        if not getattr(self, "_dra", False):
-            self._dra = True
+        self.dra_setup()
+        shared = [c for c in self.shared_claims if c[0] == ns]
+        if shared and r.random() < 0.2:
+            spec["resourceClaims"] = [{"name": "gpu", "resourceClaimName": r.choice(shared)[1]}]
+        else:
+            reqs = [self._request("gpu")]
+            if r.random() < 0.2:
+                reqs.append(self._request("nic"))
+            tmpl = f"{base}-gpu"
             self.objs.append(
                 {
                     "apiVersion": "resource.k8s.io/v1",
-                    "kind": "DeviceClass",
-                    "metadata": self.meta("gpu.example.com"),
-                    "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]},
+                    "kind": "ResourceClaimTemplate",
+                    "metadata": self.meta(tmpl, ns),
+                    "spec": {"spec": {"devices": {"requests": reqs}}},
                 }
             )
-            for node in self.node_names:
-                if r.random() < 0.4:
-                    devs = [
-                        {
-                            "name": f"gpu-{k}",
-                            "attributes": {
-                                "model": {"string": r.choice(["a100", "l4"])},
-                                "index": {"int": k},
-                            },
-                            "capacity": {"memory": {"value": r.choice(["24Gi", "40Gi", "80Gi"])}},
-                        }
-                        for k in range(r.choice([1, 2, 4]))
-                    ]
-                    self.objs.append(
-                        {
-                            "apiVersion": "resource.k8s.io/v1",
-                            "kind": "ResourceSlice",
-                            "metadata": self.meta(f"{node}-gpu.example.com-{r.randrange(16**5):05x}"),
-                            "spec": {
-                                "driver": "gpu.example.com",
-                                "nodeName": node,
-                                "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                                "devices": devs,
-                            },
-                        }
-                    )
-        req: Obj = {
-            "name": "gpu",
-            "exactly": {"deviceClassName": "gpu.example.com", "count": r.choice([1, 1, 2])},
-        }
-        if r.random() < 0.4:
-            req["exactly"]["selectors"] = [
-                {
-                    "cel": {
-                        "expression": f'device.attributes["gpu.example.com"].model == "{r.choice(["a100", "l4"])}"'
-                    }
-                }
-            ]
-        tmpl = f"{base}-gpu"
-        self.objs.append(
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceClaimTemplate",
-                "metadata": self.meta(tmpl, ns),
-                "spec": {"spec": {"devices": {"requests": [req]}}},
-            }
-        )
-        spec["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": tmpl}]
+            spec["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": tmpl}]
         spec["containers"][0].setdefault("resources", {})["claims"] = [{"name": "gpu"}]
 
     def run(self) -> list[Obj]:
+        self.pressure = self.r.random() < 0.35
         self.namespaces()
         self.priority_classes()
         self.nodes()
