@@ -154,3 +154,34 @@ def test_shrink_keeps_the_property() -> None:
         docs, lambda ds: any(d["metadata"]["name"] == "13" and "a" in d.get("spec", {}) for d in ds), 10
     )
     assert small == [{"kind": "K", "metadata": {"name": "13"}, "spec": {"a": 13}}]
+
+
+def _large_seeds(n: int) -> list[int]:
+    """The first n seeds with a cluster of 50-120 nodes (large, yet a quick report)."""
+    out = []
+    seed = 1
+    while len(out) < n:
+        if 50 <= sum(d["kind"] == "Node" for d in generate(seed, "v1.37.2")) <= 120:
+            out.append(seed)
+        seed += 1
+    return out
+
+
+@pytest.mark.parametrize("seed", _large_seeds(2))
+def test_large_generated_cluster_report_is_order_invariant(seed: int) -> None:
+    """kdiagnose's whole -o json report (verdicts, scores, preemption victims, remedies) for a generated
+    cluster of 50+ nodes does not change when the documents are reshuffled (what fuzz-parity's
+    --order-check does for every large scenario)."""
+    from conformance.fuzz.run import order_lines
+
+    docs = generate(seed, "v1.37.2")
+    assert sum(d["kind"] == "Node" for d in docs) >= 50
+    assert order_lines(docs, "v1.37.2", seed) == []
+    assert order_lines(docs, "v1.37.2", seed + 1000) == []
+
+
+def test_order_lines_reports_a_difference() -> None:
+    from conformance.fuzz.run import _json_diff
+
+    assert _json_diff({"a": [1, {"b": 2}]}, {"a": [1, {"b": 3}]}) == ["/a[1]/b:\n    first  2\n    second 3"]
+    assert _json_diff({"a": 1}, {"a": 1}) == []

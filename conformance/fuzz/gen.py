@@ -83,6 +83,46 @@ GPU_DRIVER = "gpu.example.com"
 NIC_DRIVER = "nic.example.com"
 T0 = "2026-11-01T00:00:00Z"
 
+# Each scenario has a focus that raises the odds of one feature family (the knobs below; every other
+# knob keeps its default), so that each is exercised in depth, not only in passing.
+DEFAULT_ODDS = {
+    "bound_port": 0.05,
+    "bound_anti": 0.05,
+    "bound_volume": 0.06,
+    "bound_claim": 0.04,
+    "terminating": 0.03,
+    "pdb": 0.15,
+    "node_selector": 0.3,
+    "required_node_affinity": 0.3,
+    "preferred_node_affinity": 0.3,
+    "pod_affinity": 0.2,
+    "spread": 0.3,
+    "tolerate_pools": 0.0,
+    "pending_port": 0.08,
+    "volumes": 0.25,
+    "dra": 0.2,
+    "nominated": 0.08,
+}
+FOCUS = {
+    "mixed": {},
+    "preemption": {
+        "pdb": 0.5,
+        "terminating": 0.08,
+        "node_selector": 0.1,
+        "required_node_affinity": 0.1,
+        "pod_affinity": 0.08,
+        "spread": 0.15,
+        "tolerate_pools": 0.7,
+        "volumes": 0.05,
+        "dra": 0.05,
+        "nominated": 0.25,
+    },
+    "affinity": {"bound_anti": 0.15, "pod_affinity": 0.7, "spread": 0.8, "tolerate_pools": 0.5},
+    "volumes": {"bound_volume": 0.3, "volumes": 0.95, "tolerate_pools": 0.5},
+    "ports": {"bound_port": 0.35, "pending_port": 0.9},
+    "dra": {"bound_claim": 0.3, "dra": 0.9, "tolerate_pools": 0.5},
+}
+
 
 def _ts(minute: int) -> str:
     h, m = divmod(minute, 60)
@@ -148,8 +188,13 @@ class _Gen:
         self._dra = False
         self._pvc_seq = 0
         self.apps = list(APPS)
+        self.focus = self.r.choice(
+            ["mixed", "mixed", "preemption", "preemption", "affinity", "volumes", "ports", "dra"]
+        )
+        self.odds = {**DEFAULT_ODDS, **FOCUS[self.focus]}
         self.held_claims: list[tuple[str, str]] = []  # (namespace, claim) used by running pods
         self.shared_claims: list[tuple[str, str]] = []  # allocated ResourceClaims of running pods
+        self.allocated: set[tuple[str, str]] = set()  # (node, device) of those claims
 
     def _uid(self) -> str:
         self.uid += 1
@@ -407,7 +452,7 @@ class _Gen:
                     if used + _cpu_milli(cpu) > target:
                         continue
                     used += _cpu_milli(cpu)
-                if r.random() < 0.05:
+                if r.random() < self.odds["bound_port"]:
                     c["ports"] = [self.host_port()]
                 spec: Obj = {
                     "nodeName": node,
@@ -417,7 +462,7 @@ class _Gen:
                     "containers": [c],
                 }
                 spec["tolerations"] = [*self._tolerations_for(node), *DEFAULT_TOLERATIONS]
-                if r.random() < 0.05:
+                if r.random() < self.odds["bound_anti"]:
                     spec["affinity"] = {
                         "podAntiAffinity": {
                             "requiredDuringSchedulingIgnoredDuringExecution": [
@@ -435,7 +480,7 @@ class _Gen:
                     ns,
                     labels={"app": app, "tier": r.choice(["fe", "be"]), "pod-template-hash": hashes[app]},
                 )
-                if r.random() < 0.03:
+                if r.random() < self.odds["terminating"]:
                     meta["deletionTimestamp"] = _ts(minute + 5)
                     meta["deletionGracePeriodSeconds"] = 30
                 pod = {
@@ -449,9 +494,9 @@ class _Gen:
                         "conditions": [{"type": "PodScheduled", "status": "True"}],
                     },
                 }
-                if r.random() < 0.06:
+                if r.random() < self.odds["bound_volume"]:
                     self.bound_volume(pod, ns, node)
-                if r.random() < 0.04 and self.minor >= 34 and node in self.gpu_nodes:
+                if r.random() < self.odds["bound_claim"] and self.minor >= 34:
                     self.bound_claim(pod, ns, node)
                 self.bound.append(pod)
                 self.objs.append(pod)
@@ -460,7 +505,7 @@ class _Gen:
         r = self.r
         for ns in NAMESPACES:
             for app in self.apps:
-                if r.random() < 0.15:
+                if r.random() < self.odds["pdb"]:
                     matching = [
                         p
                         for p in self.bound
@@ -523,7 +568,7 @@ class _Gen:
     def node_affinity(self) -> Obj:
         r = self.r
         na: Obj = {}
-        if r.random() < 0.3:
+        if r.random() < self.odds["required_node_affinity"]:
             terms = []
             for _ in range(r.choice([1, 1, 2])):
                 terms.append({"matchExpressions": [self.selector_term() for _ in range(r.choice([1, 1, 2]))]})
@@ -534,7 +579,7 @@ class _Gen:
                     for node in r.sample(self.node_names, min(r.choice([1, 2]), len(self.node_names)))
                 ]
             na["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": terms}
-        if r.random() < 0.3:
+        if r.random() < self.odds["preferred_node_affinity"]:
             na["preferredDuringSchedulingIgnoredDuringExecution"] = [
                 {
                     "weight": r.choice([1, 10, 50, 100]),
@@ -570,7 +615,7 @@ class _Gen:
         r = self.r
         out: Obj = {}
         for kind in ("podAffinity", "podAntiAffinity"):
-            if r.random() >= 0.2:
+            if r.random() >= self.odds["pod_affinity"]:
                 continue
             block: Obj = {}
             if r.random() < 0.5:
@@ -662,9 +707,9 @@ class _Gen:
             if r.random() < 0.4:
                 init["restartPolicy"] = "Always"  # a native sidecar
             spec["initContainers"] = [init]
-        if r.random() < 0.08:
+        if r.random() < self.odds["pending_port"]:
             spec["containers"][0]["ports"] = [self.host_port()]
-        if r.random() < 0.3:
+        if r.random() < self.odds["node_selector"]:
             pools = sorted({p.name for p in self.pools})
             spec["nodeSelector"] = (
                 {"kubernetes.io/os": "linux"} if r.random() < 0.5 else {self.pool_key: r.choice(pools)}
@@ -676,9 +721,14 @@ class _Gen:
         aff.update(self.pod_affinity())
         if aff:
             spec["affinity"] = aff
-        if r.random() < 0.3:
+        if r.random() < self.odds["spread"]:
             spec["topologySpreadConstraints"] = self.spread(app)
         tol = self.tolerations()
+        if r.random() < self.odds["tolerate_pools"]:
+            keys = {t.get("key") for t in tol}
+            for t in sorted({(t["key"], t["effect"]) for ts in self.node_taints.values() for t in ts}):
+                if t[0] not in keys and not t[0].startswith("node.kubernetes.io/"):
+                    tol.append({"key": t[0], "operator": "Exists", "effect": t[1]})
         if r.random() < 0.25:
             # A manifest as created (admission runs: Priority resolves the class, DefaultTolerationSeconds
             # adds its tolerations); otherwise a pod as stored, which carries what admission set.
@@ -691,12 +741,12 @@ class _Gen:
             spec["containers"][0].setdefault("resources", {}).setdefault("limits", {})["nvidia.com/gpu"] = (
                 str(r.choice([1, 1, 2, 4]))
             )
-        if r.random() < 0.25:
+        if r.random() < self.odds["volumes"]:
             self.volumes(spec, ns, f"{app}-p{i}")
-        if r.random() < 0.2:
+        if r.random() < self.odds["dra"]:
             self.dra(spec, ns, f"{app}-p{i}")
         status: Obj = {"phase": "Pending"}
-        if r.random() < 0.08:
+        if r.random() < self.odds["nominated"]:
             status["nominatedNodeName"] = r.choice(self.node_names)
         pod = {
             "apiVersion": "v1",
@@ -1007,7 +1057,11 @@ class _Gen:
         self.dra_setup()
         if node not in self.devices:
             return
-        dev = self.r.choice(self.devices[node])
+        free = [d for d in self.devices[node] if (node, d) not in self.allocated]
+        if not free:
+            return
+        dev = self.r.choice(free)
+        self.allocated.add((node, dev))  # a device is allocated to one claim at most
         name = f"{pod['metadata']['name']}-gpu"
         self.objs.append(
             {
@@ -1112,7 +1166,7 @@ class _Gen:
         spec["containers"][0].setdefault("resources", {})["claims"] = [{"name": "gpu"}]
 
     def run(self) -> list[Obj]:
-        self.pressure = self.r.random() < 0.35
+        self.pressure = self.focus == "preemption" or self.r.random() < 0.2
         self.namespaces()
         self.priority_classes()
         self.nodes()

@@ -110,6 +110,26 @@ def _preempts(out: dict[str, Any]) -> bool:
     return any(p.get("preemption") for p in out.get("pods", []))
 
 
+def tally(res: dict[str, Any] | None, outcomes: dict[str, int], rejected_by: dict[str, int]) -> None:
+    """What the real scheduler did with the pending pods (coverage: how often each outcome and filter
+    plugin was reached)."""
+    for p in (res or {}).get("pods", []):
+        if p.get("scheduled"):
+            key = "scheduled"
+        elif p.get("preemption"):
+            key = "preemption"
+        elif p.get("handled") is False or p.get("preenqueue_rejected"):
+            key = "not-attempted"
+        else:
+            key = "unschedulable"
+        outcomes[key] = outcomes.get(key, 0) + 1
+        plugins = {f.get("plugin") or "-" for f in (p.get("filters") or {}).values() if isinstance(f, dict)}
+        if p.get("prefilter"):
+            plugins.add(f"PreFilter:{p['prefilter'].get('plugin')}")
+        for plugin in plugins:
+            rejected_by[plugin] = rejected_by.get(plugin, 0) + 1
+
+
 def _lit(text: str) -> Any:
     try:
         return ast.literal_eval(text)
@@ -309,11 +329,14 @@ def main(argv: list[str]) -> int:
     harness_errors: dict[str, int] = {}
     order_diffs: list[int] = []
     ordered = 0
+    outcomes: dict[str, int] = {}
+    rejected_by: dict[str, int] = {}
     n = 0
     seed = a.seed
     while time.monotonic() < stop and (not a.max_cases or n < a.max_cases):
         docs = generate(seed, a.k8s)
-        classes, _lines, _res, err = oracle.check(docs)
+        classes, _lines, res, err = oracle.check(docs)
+        tally(res, outcomes, rejected_by)
         nodes = sum(1 for d in docs if d.get("kind") == "Node")
         if a.order_check == "all" or (a.order_check == "large" and nodes >= LARGE):
             ordered += 1
@@ -324,6 +347,8 @@ def main(argv: list[str]) -> int:
                     "\n".join(order_lines(docs, a.k8s, seed)[:50]) + "\n"
                 )
         n += 1
+        if n % 25 == 0:
+            print(f"{n} scenarios (seed {seed}), {len(seen)} difference classes", flush=True)
         if err:
             harness_errors[err] = harness_errors.get(err, 0) + 1
         for cls in sorted(classes - set(seen)):
@@ -357,6 +382,8 @@ def main(argv: list[str]) -> int:
         "classes": seen,
         "harness_errors": harness_errors,
         "random_ties_resolved": oracle.ties,
+        "outcomes": dict(sorted(outcomes.items())),
+        "pods_with_nodes_rejected_by": dict(sorted(rejected_by.items(), key=lambda kv: -kv[1])),
         "order_checked": ordered,
         "order_dependent_seeds": order_diffs,
     }
