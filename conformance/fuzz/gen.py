@@ -438,7 +438,10 @@ class _Gen:
             fill = [0.85, 0.95, 1.0, 1.0] if self.pressure else [0.3, 0.6, 0.8, 0.95, 1.0, 1.0]
             target = cap * r.choice(fill)
             used = 0
-            for _ in range(min(r.choice(per_node) + (2 if target > cap * 0.9 else 0), self.node_pods[node])):
+            count = r.choice(per_node) + (2 if target > cap * 0.9 else 0)
+            if self.pressure:
+                count = 12  # draws until the node is about full (a request that would overflow is skipped)
+            for _ in range(min(count, self.node_pods[node])):
                 app = r.choice(self.apps)
                 ns = r.choice(NAMESPACES)
                 pc = shared if r.random() < 0.6 else r.choice(list(PRIORITIES))
