@@ -13,7 +13,6 @@ import resource
 import subprocess
 import sys
 import tarfile
-import time
 from pathlib import Path
 
 import pytest
@@ -32,8 +31,11 @@ def _limit() -> None:
 
 
 def cli(*args: str, stdin: bytes | int | None = None, timeout: float = 20) -> tuple[int, str, float]:
-    """(exit code, stderr, seconds) of `kdiagnose ARGS` in a child process limited to 1 GiB."""
-    start = time.monotonic()
+    """(exit code, stderr, CPU seconds) of `kdiagnose ARGS` in a child process limited to 1 GiB.
+
+    CPU time, not wall time: the bound is on the work done, which a loaded CI machine does not inflate the way
+    it stretches the wall clock (a 15 s wall bound failed at 15.4 s with the same work under load)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(
         [sys.executable, "-c", "from kdiagnose.cli import main; main()", *args],
         input=stdin if isinstance(stdin, bytes) else None,
@@ -44,7 +46,9 @@ def cli(*args: str, stdin: bytes | int | None = None, timeout: float = 20) -> tu
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         cwd=ROOT,
     )
-    return proc.returncode, proc.stderr.decode(errors="replace"), time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return proc.returncode, proc.stderr.decode(errors="replace"), cpu
 
 
 def one_error(code: int, err: str, needle: str, want: int = 3) -> None:
@@ -73,9 +77,9 @@ def test_aliased_megabyte_scalar(tmp_path: Path) -> None:
     f.write_text(
         NODE + "---\n" + POD + 'x: &a "' + "a" * (1 << 20) + '"\ny: [' + ", ".join(["*a"] * 3000) + "]\n"
     )
-    code, err, secs = cli(str(f))
+    code, err, cpu = cli(str(f))
     one_error(code, err, "aliases expand to more than 32 MiB")
-    assert secs < 10
+    assert cpu < 10
 
 
 def _gzip_members(parts: list[bytes], repeat: dict[int, int]) -> bytes:
@@ -132,9 +136,9 @@ def test_archive_with_too_many_members(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
 def test_devices_as_files(device: str) -> None:
-    code, err, secs = cli(device)
+    code, err, cpu = cli(device)
     one_error(code, err, "binary file")
-    assert secs < 10
+    assert cpu < 10
 
 
 def test_dev_zero_on_stdin() -> None:
@@ -183,9 +187,11 @@ def test_200mb_of_non_kubernetes_documents_fail_as_they_stream(
     tmp_path: Path, name: str, line: bytes, needle: str
 ) -> None:
     f = _stream(tmp_path / name, line, 200 << 20)
-    code, err, secs = cli(str(f), timeout=30)
+    code, err, cpu = cli(str(f), timeout=60)
     one_error(code, err, needle)
-    assert secs < 15
+    # Unloaded, the slowest form (one 200 MB list) takes 3.5 s of CPU; reading everything into Python objects
+    # first would take far more (and the 1 GiB limit).
+    assert cpu < 10
 
 
 def test_yaml_list_items_on_stdin_are_streamed_too() -> None:
