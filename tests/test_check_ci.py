@@ -559,6 +559,16 @@ def _workload(snippet: str, ports: str = "") -> str:
         ),
         pytest.param(
             (FIX / "cluster-two-nodes.yaml").read_text(),
+            "affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n"
+            "      nodeSelectorTerms:\n      - matchExpressions: [{key: gpu, operator: Exists}]",
+            "",
+            "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+            ".nodeSelectorTerms[0]",
+            "k8s/w.yaml:14:15",
+            id="NodeAffinity: its one required term",
+        ),
+        pytest.param(
+            (FIX / "cluster-two-nodes.yaml").read_text(),
             "topologySpreadConstraints:\n- {maxSkew: 1, topologyKey: rack, whenUnsatisfiable: DoNotSchedule,"
             " labelSelector: {matchLabels: {app: w}}}",
             "",

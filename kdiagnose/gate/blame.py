@@ -101,8 +101,13 @@ class _Blamer:
                     self.add(("nodeSelector", key), why)
                     return
         affinity = _dict(_dict(self.spec.get("affinity")).get("nodeAffinity"))
-        if "requiredDuringSchedulingIgnoredDuringExecution" in affinity:
-            self.add(("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"), why)
+        req = "requiredDuringSchedulingIgnoredDuringExecution"
+        if req in affinity:
+            terms = _list(_dict(affinity.get(req)).get("nodeSelectorTerms"))
+            if len(terms) == 1:  # one term: it is the one no node matches
+                self.add(("affinity", "nodeAffinity", req, "nodeSelectorTerms", 0), why)
+            else:
+                self.add(("affinity", "nodeAffinity", req), why)
         elif self.spec.get("nodeSelector"):
             self.add(("nodeSelector",), why)
 
