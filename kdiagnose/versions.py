@@ -214,6 +214,58 @@ class Dialect:
         return self.minor >= 37
 
     @property
+    def dra_partitionable_devices(self) -> bool:
+        """DRAPartitionableDevices (beta/on from v1.36): ResourceSlices with sharedCounters and devices with
+        consumesCounters or per-device node selection are used; a device takes its counters from the pool's
+        counter sets (structured allocator checkAvailableCounters); before, such slices are skipped."""
+        return self.minor >= 36
+
+    @property
+    def dra_consumable_capacity(self) -> bool:
+        """DRAConsumableCapacity (beta/on from v1.36): devices with allowMultipleAllocations are shared by
+        several claims, each consuming part of the device's capacity (capacity requests, requestPolicy);
+        allocated results with a shareID are shares, not exclusive allocations (consumable_capacity.go)."""
+        return self.minor >= 36
+
+    @property
+    def dra_sorted_pools(self) -> bool:
+        """v1.36 (#136641): the allocator tries pools sorted by driver then pool name, each pool's slices by
+        name, and pools with binding conditions last (pools_incubating.go GatherPools/buildPool); before,
+        the informer's order."""
+        return self.minor >= 36
+
+    @property
+    def dra_counter_slices_follow_node(self) -> bool:
+        """v1.37: a slice with sharedCounters belongs to a node's pools only when its node selection matches
+        (otherwise it joins through the pool's other slices); v1.36 includes such slices for every node."""
+        return self.minor >= 37
+
+    @property
+    def dra_capacity_errors_abort(self) -> bool:
+        """v1.37 consumable capacity: a request that cannot be represented (or a negative capacity) aborts the
+        allocation with an error, and a requested capacity the device does not define only skips the device;
+        v1.36 skips the device on every capacity error."""
+        return self.minor >= 37
+
+    @property
+    def dra_fractional_capacity_range(self) -> bool:
+        """DRAFractionalCapacityRange (beta/on in v1.37): capacity ranges are rounded in milli-units."""
+        return self.minor >= 37
+
+    @property
+    def dra_shares_mark_capacity_in_use(self) -> bool:
+        """v1.37 deviceCapacityInUse also counts allocated shares without consumed capacity (so a further
+        share does not charge the device's counters again); v1.36 looks at consumed capacity only."""
+        return self.minor >= 37
+
+    @property
+    def dra_filter_timeout_is_error(self) -> bool:
+        """v1.36 (#137607): a DRA Filter timeout is an Error (`node N: timed out trying to allocate devices`),
+        which aborts the attempt; before, the node was UnschedulableAndUnresolvable with `timed out trying to
+        allocate devices`."""
+        return self.minor >= 36
+
+    @property
     def dra_extended_resources(self) -> bool:
         """DRAExtendedResource (beta/on from v1.36): an extended resource a DeviceClass maps
         (spec.extendedResourceName, or deviceclass.resource.kubernetes.io/<class>) on a node without it in

@@ -3,8 +3,9 @@ plugins/dynamicresources/dynamicresources.go of v1.34.1 (release-4.21) and v1.35
 
 PreEnqueue/PreFilter resolve the pod's claims; PreFilter checks device classes and builds the structured
 allocator (allocator.py); Filter checks allocated claims' node selectors and tries to allocate the rest on
-the node; PostFilter says whether deallocating a claim could help; Score (v1.35) ranks firstAvailable
-subrequests.
+the node (within DynamicResourcesArgs.filterTimeout: a timeout is UnschedulableAndUnresolvable before v1.36
+and an Error from v1.36, dynamicresources.go of v1.36.5); PostFilter says whether deallocating a claim
+could help; Score (v1.35) ranks firstAvailable subrequests.
 
 Claims from a ResourceClaimTemplate that the resourceclaim controller has not created yet (no entry in
 pod.status.resourceClaimStatuses) are evaluated as the claim the controller would create from the
@@ -13,6 +14,7 @@ template, with a note: that is what the scheduler sees a moment later.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +32,7 @@ from kdiagnose.scheduler.framework import (
 from kdiagnose.scheduler.plugins.dynamicresources.allocator import (
     DEVICE_CLASS_PREFIX,
     AllocationError,
+    AllocationTimeout,
     Allocator,
     ClaimRequests,
     FailedOnNode,
@@ -51,6 +54,7 @@ __all__ = [
     "ERR_CLAIM_IN_USE",
     "ERR_NOT_AVAILABLE",
     "ERR_STATE_NOT_FOUND",
+    "ERR_TIMED_OUT",
     "POST_DEALLOCATED",
     "POST_NO_CLAIMS",
     "POST_STILL_NOT_SCHEDULABLE",
@@ -60,6 +64,7 @@ __all__ = [
 ERR_CLAIM_IN_USE = "resourceclaim in use"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
+ERR_TIMED_OUT = "timed out trying to allocate devices"
 # CycleState.Read's error when PreFilter never ran (an earlier PreFilter returned UnschedulableAndUnresolvable).
 ERR_STATE_NOT_FOUND = "not found"
 POST_NO_CLAIMS = "no new claims to deallocate"
@@ -70,6 +75,31 @@ FIRST_AVAILABLE_MAX_SIZE = 8
 
 _KEY = names.DYNAMIC_RESOURCES
 Obj = dict[str, Any]
+
+
+# A filterTimeout at most this short has expired before the allocator's first step, whatever the machine
+# (upstream's own unit test relies on 1ns); a longer one depends on how fast the real allocator runs, which
+# a replay does not know: it is replayed as not expiring, with a note when it is short enough to matter.
+TIMEOUT_CERTAIN_S = 1e-6
+TIMEOUT_NOTE_BELOW_S = 0.1
+_DURATION_UNITS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+}
+_DURATION_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+
+
+def _duration_s(raw: Any) -> float:
+    """A Go duration (metav1.Duration as decoded: "10s", "1m30s", "1ns") in seconds; 0 when unparsable."""
+    text = str(raw or "").strip()
+    sign = -1.0 if text.startswith("-") else 1.0
+    return sign * sum(float(n) * _DURATION_UNITS[u] for n, u in _DURATION_RE.findall(text))
 
 
 def _d(v: Any) -> Obj:
@@ -370,9 +400,27 @@ class DynamicResources(Plugin):
                     "as tainted only by their ResourceSlices",
                 )
             s.allocator = Allocator(idx, to_allocate)
+            s.allocator.timed_out = self._timed_out(state)
         s.user_claims = to_allocate
         s.claims = claims
         return None, SUCCESS
+
+    def _timed_out(self, state: CycleState) -> bool:
+        """DynamicResourcesArgs.filterTimeout (DRASchedulerFilterTimeout, beta/on from v1.34; 0 = none)."""
+        if not self.dialect.dra_enabled:
+            return False
+        timeout = _duration_s(self.handle.args.get("filterTimeout", "10s"))
+        if timeout <= 0:
+            return False
+        if timeout <= TIMEOUT_CERTAIN_S:
+            return True
+        if timeout < TIMEOUT_NOTE_BELOW_S:
+            add_note(
+                state,
+                f"not checked: DynamicResources filterTimeout {self.handle.args.get('filterTimeout')}: whether the "
+                "real allocator finishes that fast is not replayed (replayed as finishing in time)",
+            )
+        return False
 
     @staticmethod
     def _validate_class(class_name: str, request: str, classes: dict[str, Obj]) -> Status:
@@ -409,6 +457,7 @@ class DynamicResources(Plugin):
                     _extended_claim_requests(pod, needed, idx.extended),
                 )
                 allocator = Allocator(idx, [*s.user_claims, special])
+                allocator.timed_out = self._timed_out(state)
         unavailable = [
             i
             for i, terms in enumerate(s.available_on)
@@ -418,6 +467,11 @@ class DynamicResources(Plugin):
         if allocator is not None:
             try:
                 results = allocator.allocate(node)
+            except AllocationTimeout:
+                if self.dialect.dra_filter_timeout_is_error:
+                    # v1.36 (#137607): transient, so an Error (retried with backoff) naming the node.
+                    return Status.error(f"node {node.name}: {ERR_TIMED_OUT}")
+                return Status.unresolvable(ERR_TIMED_OUT)
             except AllocationError as e:
                 return Status.error(str(e))
             except FailedOnNode as e:

@@ -75,11 +75,12 @@ class BalancedAllocation(Plugin):
             reqs = self.scorer.pod_requests(pod, self.dialect)
             if self.dialect.balanced_skips_zero_request_pods and all(r == 0 for r in reqs):
                 return 0, SUCCESS
+        dra = self.scorer.dra_totals(self.snapshot, self.dialect)
         if not self.dialect.balanced_scores_improvement:
-            return self.scorer.score(node_info, reqs)
+            return self.scorer.score(node_info, reqs, dra)
         if not self.scorer.names:
             return 0, Status.error("resources not found")
-        requested, allocatable = self.scorer.vectors(node_info, reqs)
+        requested, allocatable = self.scorer.vectors(node_info, reqs, dra)
         # calculateNodeAllocatableRequest: `allocated` is what the node holds before the pod, set exactly
         # where `requested` (allocated + the pod's request) is.
         allocated = [q - p if a else 0 for q, p, a in zip(requested, reqs, allocatable, strict=True)]

@@ -26,9 +26,12 @@ from kdiagnose.scheduler.plugins.noderesources.resource_names import (
 )
 
 if TYPE_CHECKING:
-    from kdiagnose.model.objects import Pod
-    from kdiagnose.model.snapshot import NodeInfo
+    from kdiagnose.model.objects import Node, Pod
+    from kdiagnose.model.snapshot import NodeInfo, Snapshot
     from kdiagnose.versions import Dialect
+
+# (node, DRA-backed extended resource) -> (devices of its class on the node, how many are allocated)
+DraTotals = Callable[["Node", str], tuple[int, int]]
 
 __all__ = [
     "ERR_REASON_TOO_MANY_PODS",
@@ -258,7 +261,9 @@ class ResourceScorer:
             reqs = pod_requests(pod, dialect, use_status=False, non_missing=True, pod_level=False)
         return [reqs.get(r, 0) for r in self.names]
 
-    def _alloc_request(self, node_info: NodeInfo, r: str, pod_req: int) -> tuple[int, int]:
+    def _alloc_request(
+        self, node_info: NodeInfo, r: str, pod_req: int, dra: DraTotals | None
+    ) -> tuple[int, int]:
         alloc = node_info.allocatable
         if pod_req == 0 and is_scalar_resource_name(r):
             return 0, 0
@@ -270,26 +275,51 @@ class ResourceScorer:
             return alloc.get("memory", 0), used + pod_req
         if r == "ephemeral-storage":
             return alloc.get(r, 0), node_info.requested.get(r, 0) + pod_req
+        if alloc.get(r, 0) == 0 and dra is not None:
+            # calculateResourceAllocatableRequest: no device plugin capacity, so an extended resource a
+            # DeviceClass maps counts the class's devices on the node and the allocated ones (v1.36+).
+            total, used = dra(node_info.node, r)
+            if total > 0:
+                return total, used + pod_req
         if r in alloc and is_scalar_resource_name(r):
             return alloc[r], node_info.requested.get(r, 0) + pod_req
         return 0, 0
 
-    def vectors(self, node_info: NodeInfo, pod_requests: list[int]) -> tuple[list[int], list[int]]:
+    def vectors(
+        self, node_info: NodeInfo, pod_requests: list[int], dra: DraTotals | None = None
+    ) -> tuple[list[int], list[int]]:
         requested = [0] * len(self.names)
         allocatable = [0] * len(self.names)
         for i, r in enumerate(self.names):
-            a, q = self._alloc_request(node_info, r, pod_requests[i])
+            a, q = self._alloc_request(node_info, r, pod_requests[i], dra)
             if a == 0:
                 continue
             allocatable[i] = a
             requested[i] = q
         return requested, allocatable
 
-    def score(self, node_info: NodeInfo, pod_requests: list[int]) -> tuple[int, Status]:
+    def score(
+        self, node_info: NodeInfo, pod_requests: list[int], dra: DraTotals | None = None
+    ) -> tuple[int, Status]:
         if not self.names:
             return 0, Status.error("resources not found")
-        requested, allocatable = self.vectors(node_info, pod_requests)
+        requested, allocatable = self.vectors(node_info, pod_requests, dra)
         return self.fn(requested, allocatable), SUCCESS
+
+    def dra_totals(self, snapshot: Snapshot, dialect: Dialect) -> DraTotals | None:
+        """getDRAPreScoredParams: the DRA device counts, when some scored resource is an extended resource
+        (or deviceclass.resource.kubernetes.io/...) that a DeviceClass maps (DRAExtendedResource, v1.36+)."""
+        if not (dialect.dra_extended_resources and dialect.dra_enabled):
+            return None
+        from kdiagnose.scheduler.plugins.dynamicresources.allocator import DEVICE_CLASS_PREFIX, dra_index
+
+        idx = dra_index(snapshot)
+        if not any(
+            (is_extended_resource_name(r) or r.startswith(DEVICE_CLASS_PREFIX)) and r in idx.extended
+            for r in self.names
+        ):
+            return None
+        return idx.extended_totals
 
 
 def build_scorer(strategy: Any) -> ResourceScorer:
@@ -362,4 +392,4 @@ class Fit(Plugin):
         reqs: list[int] | None = state.read(_PRE_SCORE_KEY)
         if reqs is None:
             reqs = self.scorer.pod_requests(pod, self.dialect)
-        return self.scorer.score(node_info, reqs)
+        return self.scorer.score(node_info, reqs, self.scorer.dra_totals(self.snapshot, self.dialect))
