@@ -124,6 +124,11 @@ def test_claim_template_first_available_of_the_wrong_type(tmp_path: Path) -> Non
         pytest.param(("spec", "pool", "generation"), {"x": 1}, "spec.pool.generation", id="pool generation a map"),
         pytest.param(("spec", "devices", 0, "capacity"), {"memory": {"value": []}}, "capacity.memory", id="capacity a list"),
         pytest.param(("spec", "devices"), {"gpu-0": {}}, "spec.devices", id="devices a map"),
+        pytest.param(("spec", "devices", 0, "allowMultipleAllocations"), "yes", "allowMultipleAllocations", id="allowMultipleAllocations a string"),
+        pytest.param(("spec", "devices", 0, "consumesCounters"), [{"counterSet": "c", "counters": {"sms": {"value": "lots"}}}], "consumesCounters[0].counters.sms.value", id="consumed counter not a quantity"),
+        pytest.param(("spec", "devices", 0, "capacity"), {"bw": {"value": "1", "requestPolicy": {"validValues": [{"x": 1}]}}}, "requestPolicy.validValues[0]", id="validValues entry a map"),
+        pytest.param(("spec", "devices", 0, "capacity"), {"bw": {"value": "1", "requestPolicy": {"validRange": {"min": []}}}}, "validRange.min", id="validRange min a list"),
+        pytest.param(("spec", "sharedCounters"), [{"name": "c", "counters": {"sms": []}}], "sharedCounters[0].counters.sms", id="shared counter a list"),
     ],
 )  # fmt: skip
 def test_resource_slice_wrong_types_reach_no_allocator(

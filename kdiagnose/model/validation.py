@@ -635,7 +635,9 @@ def _node_selector(value: Any, where: str) -> None:
 
 
 def _quantity_value(value: Any, where: str) -> None:
-    _quantities({"value": value}, where.rsplit(".", 1)[0] if "." in where else where)
+    # Named by its own field (`value`, `min`, `validValues[0]`), so the error points at it.
+    parent, _, leaf = where.rpartition(".")
+    _quantities({leaf or "value": value}, parent or where)
 
 
 _CHECKS: dict[str, Any] = {
