@@ -259,6 +259,13 @@ class Dialect:
         return self.minor >= 37
 
     @property
+    def dra_distinct_attribute_per_device(self) -> bool:
+        """v1.37 distinctAttributeConstraint keeps every allocated device's value (a stack); v1.36 keeps one
+        per request name, so a request's second device replaces its first one's value (constraint.go).
+        Found by a differential DRA fuzz campaign against the real v1.36.5 and v1.37.2 schedulers."""
+        return self.minor >= 37
+
+    @property
     def dra_filter_timeout_is_error(self) -> bool:
         """v1.36 (#137607): a DRA Filter timeout is an Error (`node N: timed out trying to allocate devices`),
         which aborts the attempt; before, the node was UnschedulableAndUnresolvable with `timed out trying to

@@ -730,14 +730,30 @@ class _MatchAttribute:
 
 class _DistinctAttribute(_MatchAttribute):
     """distinctAttributeConstraint (DRAConsumableCapacity, v1.36+, constraint.go): no two affected devices
-    share the attribute's value. Upstream keeps one value per *request name* (a second device of the same
-    request replaces the first one's entry, and removing either drops it): mirrored as is."""
+    share the attribute's value. v1.37 keeps every device's value (`stack`); v1.36 keeps one value per
+    *request name* (a second device of the same request replaces the first one's, and removing either
+    drops it), mirrored as is."""
 
-    __slots__ = ("values",)
+    __slots__ = ("per_device", "stack", "values")
 
-    def __init__(self, requests: list[str], attribute: str) -> None:
+    def __init__(self, requests: list[str], attribute: str, per_device: bool) -> None:
         super().__init__(requests, attribute)
+        self.per_device = per_device
         self.values: dict[str, Obj] = {}
+        self.stack: list[Obj] = []
+
+    @staticmethod
+    def _distinct(attr: Obj, seen: list[Obj]) -> bool:
+        """matchesAttribute: False when a seen value of the same type equals it (or its type is unknown)."""
+        for v in seen:
+            for kind in ("string", "int", "bool", "version"):
+                if kind in attr:
+                    if kind in v and v[kind] == attr[kind]:
+                        return False
+                    break
+            else:
+                return False
+        return True
 
     def add(self, request: str, sub: str, device: Device, driver: str) -> bool:
         if not self._applies(request, sub):
@@ -745,25 +761,29 @@ class _DistinctAttribute(_MatchAttribute):
         attr = device.attribute(self.name, driver)
         if attr is None:
             return False
+        if self.per_device:
+            if not self._distinct(attr, self.stack):
+                return False
+            self.stack.append(attr)
+            return True
         if self.num == 0:
             self.values[request] = attr
             self.num = 1
             return True
-        for kind in ("string", "int", "bool", "version"):
-            if kind in attr:
-                if any(kind in v and v[kind] == attr[kind] for v in self.values.values()):
-                    return False
-                break
-        else:
+        if not self._distinct(attr, list(self.values.values())):
             return False
         self.values[request] = attr
         self.num += 1
         return True
 
     def remove(self, request: str, sub: str) -> None:
-        if self._applies(request, sub):
-            self.values.pop(request, None)
-            self.num -= 1
+        if not self._applies(request, sub):
+            return
+        if self.per_device:
+            self.stack.pop()
+            return
+        self.values.pop(request, None)
+        self.num -= 1
 
 
 _Counters = dict[str, dict[str, Fraction]]  # counter set -> counter -> amount
@@ -851,7 +871,13 @@ class _Run:
                 if c.get("matchAttribute"):
                     cons.append(_MatchAttribute(requests, str(c["matchAttribute"])))
                 elif self.consumable and c.get("distinctAttribute"):
-                    cons.append(_DistinctAttribute(requests, str(c["distinctAttribute"])))
+                    cons.append(
+                        _DistinctAttribute(
+                            requests,
+                            str(c["distinctAttribute"]),
+                            self.index.dialect.dra_distinct_attribute_per_device,
+                        )
+                    )
                 else:
                     raise AllocationError(
                         f"claim {claim.key}, constraint #{i}: empty constraint (unsupported constraint type?)"
