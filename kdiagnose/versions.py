@@ -266,6 +266,13 @@ class Dialect:
         return self.minor >= 37
 
     @property
+    def dra_all_devices_static_capacity(self) -> bool:
+        """v1.37: an `allocationMode: All` request lists every matching device whose static capacity fits
+        (a shared device whose remaining capacity does not fit makes the request fail); v1.36 leaves out the
+        devices whose allocated shares leave too little (allocator_incubating.go validateDeviceRequest)."""
+        return self.minor >= 37
+
+    @property
     def dra_filter_timeout_is_error(self) -> bool:
         """v1.36 (#137607): a DRA Filter timeout is an Error (`node N: timed out trying to allocate devices`),
         which aborts the attempt; before, the node was UnschedulableAndUnresolvable with `timed out trying to

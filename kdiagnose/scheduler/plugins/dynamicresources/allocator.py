@@ -933,10 +933,13 @@ class _Run:
                         if not self._selectable(claim, rd, s, di):
                             continue
                         if self.consumable:
-                            # Static capacity only: what is in use is checked when the device is allocated,
-                            # so a capacity-blocked matching device stays in the list and "All" fails.
+                            # v1.37: static capacity only (what is in use is checked when the device is
+                            # allocated, so a capacity-blocked matching device stays and "All" fails);
+                            # v1.36: beside the allocated shares, so such a device is left out.
+                            did = (s.driver, s.pool, dev.name)
+                            static = self.index.dialect.dra_all_devices_static_capacity
                             try:
-                                fits = self._fits_capacity(req, None, dev, None)
+                                fits = self._fits_capacity(req, None if static else did, dev, None)
                             except CapacityError as e:
                                 if self.strict:
                                     raise AllocationError(
