@@ -65,7 +65,7 @@ clean:
 # the first build of a release takes minutes. Not part of `make test`.
 # Every corpus and the exact release that recorded it (DIR:VERSION). A new release is one more entry
 # (sh conformance/mkmod.sh vX.Y.Z, then `make goldens K8S=vX.Y.Z DIR=fixtures/golden-vXY`).
-CONFORMANCE_CORPORA ?= fixtures/golden:v1.34.1 fixtures/golden-config:v1.34.1 fixtures/golden-v135:v1.35.4 fixtures/golden-v134-latest:v1.34.12 fixtures/golden-v135-latest:v1.35.8 fixtures/golden-v136:v1.36.5 fixtures/golden-v137:v1.37.2 fixtures/golden-v133:v1.33.3 fixtures/golden-v132:v1.32.2
+CONFORMANCE_CORPORA ?= fixtures/golden:v1.34.1 fixtures/golden-config:v1.34.1 fixtures/golden-v135:v1.35.4 fixtures/golden-v134-latest:v1.34.12 fixtures/golden-v135-latest:v1.35.8 fixtures/golden-v136:v1.36.5 fixtures/golden-v137:v1.37.2 fixtures/golden-v133:v1.33.3 fixtures/golden-v132:v1.32.2 fixtures/golden-v131:v1.31.8
 PYTHON3 ?= python3
 HARNESS_OUT ?= conformance/out
 K8S ?= v1.34.1
