@@ -223,8 +223,12 @@ def diagnose_snapshot(
     pools: list[PoolSpec] | None = None,
     nominated: bool = False,
     offline: bool = True,
+    remedy_limit: int | None = None,
 ) -> Report:
-    """Diagnose the selected pods (default: every pending pod a profile handles) and build the Report."""
+    """Diagnose the selected pods (default: every pending pod a profile handles) and build the Report.
+
+    `remedy_limit`: find only the best N remedies per pod (what the report shows; None: every kind is
+    tried, as `--all-remedies`); a pod whose search stopped early lists the kinds not tried."""
     all_profiles = profiles_for(snapshot, profiles, scheduler_name)
     selected, warnings = select_pods(
         snapshot,
@@ -237,7 +241,7 @@ def diagnose_snapshot(
     scheduler = Scheduler(snapshot, all_profiles, nominated=nominated)
     from kdiagnose.autoscaler.compare import attach_recorded
     from kdiagnose.recorded import recorded_for, triage_offline
-    from kdiagnose.remedies.engine import compute_remedies
+    from kdiagnose.remedies.engine import compute_remedies, compute_top_remedies
     from kdiagnose.sequential import place_one_after_another
 
     notes = list(profile_notes)
@@ -259,7 +263,7 @@ def diagnose_snapshot(
         node_pools={ni.name: pool for ni in snapshot.node_infos if (pool := pool_of(ni.node)) is not None},
         profiles={p.scheduler_name: p.describe() for p in all_profiles if not p.is_default},
     )
-    remedy_memo: dict[tuple[bytes, str], tuple[list[Remedy], list[str]]] = {}
+    remedy_memo: dict[tuple[bytes, str], tuple[list[Remedy], list[str], list[str]]] = {}
     by_owner: dict[str, list[Pod]] = {}
     for pod in sorted(selected, key=lambda p: p.key):
         # What the pod's own state says (live mode triages from the API objects itself, commands/live.py).
@@ -280,10 +284,10 @@ def diagnose_snapshot(
                 memo_key = None if sig is None else (sig, pod.key if pod.controller_ref() is None else "")
                 hit = remedy_memo.get(memo_key) if memo_key is not None else None
                 if hit is None:
-                    hit = compute_remedies(snapshot, scheduler, d, pools=pools)
+                    hit = compute_top_remedies(snapshot, scheduler, d, pools=pools, limit=remedy_limit)
                     if memo_key is not None:
                         remedy_memo[memo_key] = hit
-                pr.remedies, pr.remedy_notes = list(hit[0]), list(hit[1])
+                pr.remedies, pr.remedy_notes, pr.remedies_not_tried = list(hit[0]), list(hit[1]), list(hit[2])
         pr.owner = _owner(snapshot, pod)
         pr.recorded = recorded_for(snapshot, pod, pr.diagnosis.message)
         # Every event about the pod (cluster-autoscaler's and Karpenter's too), aged against the dump's time.

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AUTOMATIC",
+    "MAX_REMEDIES",
     "RISKY",
     "SAFE",
     "SAFETY_ORDER",
@@ -33,6 +34,8 @@ AUTOMATIC = "automatic"  # kube-scheduler does it by itself (preemption): nothin
 SAFE = "safe"  # the workload keeps every requirement: more capacity, uncordon, a small right-size, ...
 RISKY = "risky"  # the workload runs somewhere or somehow it was not meant to: `risk` says how
 SAFETY_ORDER = {AUTOMATIC: 0, SAFE: 1, RISKY: 2}
+# Remedies a report shows per pod (and, without --all-remedies, the only ones searched for).
+MAX_REMEDIES = 3
 
 
 @dataclass(slots=True)
@@ -100,6 +103,9 @@ class PodReport:
     diagnosis: Diagnosis
     remedies: list[Remedy] = field(default_factory=list)
     remedy_notes: list[str] = field(default_factory=list)  # e.g. per-pool "why no scale-up"
+    # Remedy kinds not tried once the top remedies were known (pipeline remedy_limit; --all-remedies
+    # tries every kind): `remedies` is then the top ones only and `remedy_notes` lacks those kinds' notes.
+    remedies_not_tried: list[str] = field(default_factory=list)
     triage: str = ""  # live: "bound to node X: not a scheduling problem (ImagePullBackOff)" etc.
     recorded: Recorded | None = None
     owner: str = ""  # "Deployment default/web" when known

@@ -8,6 +8,7 @@ with the one the plain paths give.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -102,6 +103,38 @@ def test_own_term_matches_of_a_what_if_equal_a_fresh_scan(
     assert total > 0
 
 
+def _plain_counts(snap: Snapshot, aff: Any, anti: Any) -> tuple[filtering.Counts, filtering.Counts]:
+    """The counts a fresh PreFilter builds: one update per match, the example pods recorded as it goes."""
+    a, b = filtering.Counts(), filtering.Counts()
+    filtering._count(filtering._scan_own(snap, aff, anti), aff, anti, a, b, 1, True)
+    return a, b
+
+
+def _counted(c: filtering.Counts) -> tuple[dict[Any, int], dict[Any, list[str]]]:
+    ws = c.witnesses
+    return dict(c.counts), dict(ws if isinstance(ws, dict) else ws.materialize())
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("change", CHANGES, ids=["pods removed", "relabelled", "extra node", "bound"])
+def test_own_term_counts_of_a_what_if_equal_fresh_counts(
+    seed: int, change: Callable[[Snapshot], Snapshot]
+) -> None:
+    base = varied_snapshot(nodes=40, pods_per_node=30, pending=60, seed=seed)
+    with_terms = [p for p in base.pending if any(_terms(base, p))]
+    for pod in with_terms:
+        filtering.own_term_counts(base, *_terms(base, pod))
+    derived = change(base)
+    pairs = 0
+    for pod in with_terms:
+        aff, anti = _terms(base, pod)
+        got = filtering.own_term_counts(derived, aff, anti)
+        want = _plain_counts(_fresh(derived), aff, anti)
+        assert [_counted(c) for c in got] == [_counted(c) for c in want]
+        pairs += len(got[0]) + len(got[1])
+    assert pairs > 0
+
+
 def _document(seed: int, version: str = "v1.34.1") -> dict[str, Any]:
     snap = varied_snapshot(nodes=40, pods_per_node=30, pending=60, seed=seed, version=version)
     doc = report_document(diagnose_snapshot(snap, source="varied.json"))
@@ -114,6 +147,7 @@ def test_report_with_fast_paths_equals_the_plain_paths(seed: int, monkeypatch: p
     fast = _document(seed)
     # Plain: every PreFilter scans for the pod's own terms, nothing is shared between pods or what-ifs.
     monkeypatch.setattr(filtering, "own_term_matches", lambda s, a, b: filtering._scan_own(s, a, b))
+    monkeypatch.setattr(filtering, "own_term_counts", _plain_counts)
     _plain_filters(monkeypatch)
     assert _document(seed) == fast
 
@@ -146,3 +180,66 @@ def _plain_filters(monkeypatch: pytest.MonkeyPatch) -> None:
 
     for cls in (NodeAffinity, TaintToleration):
         monkeypatch.setattr(cls, "filter_many", Plugin.filter_many)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_top_remedies_are_the_first_of_every_remedy(seed: int) -> None:
+    from dataclasses import asdict
+
+    from kdiagnose.remedies.engine import compute_remedies, compute_top_remedies
+    from kdiagnose.scheduler.engine import Scheduler
+
+    snap = varied_snapshot(nodes=40, pods_per_node=30, pending=60, seed=seed)
+    sched = Scheduler(snap)
+    stopped = 0
+    for pod in snap.pending:
+        d = sched.diagnose(pod)
+        if d.scheduled:
+            continue
+        every, notes = compute_remedies(snap, sched, d)
+        for limit in (1, 3):
+            top, top_notes, not_tried = compute_top_remedies(snap, sched, d, limit=limit)
+            if not_tried:
+                stopped += 1
+                assert [asdict(r) for r in top] == [asdict(r) for r in every[:limit]]
+                assert set(top_notes) <= set(notes)
+            else:
+                assert [asdict(r) for r in top] == [asdict(r) for r in every]
+                assert top_notes == notes
+    assert stopped >= 5  # the search did stop early for some pods
+
+
+def test_the_cli_searches_the_top_remedies_and_says_so(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from kdiagnose.cli import app
+    from tests.varied import varied_items
+
+    dump = tmp_path / "varied.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": varied_items(40, 30, 60, 2)}))
+
+    def run(*args: str) -> str:
+        result = CliRunner().invoke(app, ["diagnose", str(dump), *args])
+        assert result.exit_code == 1, result.stderr
+        return result.stdout
+
+    top = {p["pod"]: p for p in json.loads(run("-o", "json"))["pods"]}
+    every = {p["pod"]: p for p in json.loads(run("-o", "json", "--all-remedies"))["pods"]}
+    assert top.keys() == every.keys()
+    cut = [k for k, p in top.items() if p["remediesTruncated"]]
+    assert cut
+    for key, p in top.items():
+        assert every[key]["remediesTruncated"] is None
+        if key in cut:
+            assert p["remedies"] == every[key]["remedies"][:3]
+            assert p["remediesTruncated"]["shown"] == 3
+            assert p["remediesTruncated"]["all"] == "rerun with --all-remedies to try every kind"
+            assert len(every[key]["remedies"]) >= 3
+        else:
+            assert p == every[key]
+    text = run("--pod", cut[0], "--no-color")
+    kinds = ", ".join(top[cut[0]]["remediesTruncated"]["kindsNotTried"])
+    assert f"… more may exist: not tried: {kinds} (--all-remedies)" in " ".join(text.split())
+    assert "more may exist" not in run("--pod", cut[0], "--no-color", "--all-remedies")

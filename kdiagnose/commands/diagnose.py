@@ -75,7 +75,11 @@ def diagnose_command(
     ),
     top: int = typer.Option(5, "--top", min=1, help="Show the scores of the top N feasible nodes."),
     all_nodes: bool = typer.Option(False, "--all-nodes", help="Show every node, not groups and the top N."),
-    all_remedies: bool = typer.Option(False, "--all-remedies", help="Show every remedy, not the top 3."),
+    all_remedies: bool = typer.Option(
+        False,
+        "--all-remedies",
+        help="Search for and show every remedy (default: only the top 3 are searched for and shown).",
+    ),
     summary: bool = typer.Option(
         False, "--summary", help="One line per owner (or pod): verdict, cause, fix."
     ),
@@ -97,6 +101,7 @@ def diagnose_command(
     _set_jobs(jobs)
     from kdiagnose.load.dump import load_snapshot, require_known_kinds
     from kdiagnose.pipeline import diagnose_snapshot
+    from kdiagnose.results import MAX_REMEDIES
 
     pools = None
     if pools_file:
@@ -124,6 +129,8 @@ def diagnose_command(
         source=", ".join(files),
         profile_notes=notes,
         pools=pools,
+        # The report shows the top remedies: only those are searched for unless --all-remedies.
+        remedy_limit=None if all_remedies else MAX_REMEDIES,
     )
     from kdiagnose.report.emit import emit
 

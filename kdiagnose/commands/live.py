@@ -139,8 +139,10 @@ def build_live_report(
     extenders: list[str] | None = None,
     out_of_tree: dict[str, dict[str, list[str]]] | None = None,
     pools: list[Any] | None = None,
+    remedy_limit: int | None = None,
 ) -> Report:
-    """Triage every target, replay those waiting for the scheduler, and attach what the cluster recorded."""
+    """Triage every target, replay those waiting for the scheduler, and attach what the cluster recorded.
+    `remedy_limit`: search only the best N remedies per pod (pipeline.diagnose_snapshot)."""
     from kdiagnose.autoscaler.compare import attach_recorded
     from kdiagnose.autoscaler.view import record_unreadable
     from kdiagnose.load.cluster import no_gc
@@ -188,6 +190,7 @@ def build_live_report(
             nominated=True,
             pools=pools,
             offline=False,
+            remedy_limit=remedy_limit,
         )
         # Live lists are cluster-wide: the dump heuristics about missing namespaces do not apply.
         report.warnings = [w for w in report.warnings if "without -A" not in w]
@@ -497,6 +500,8 @@ def run_live(opts: LiveOptions) -> tuple[Report, int]:
     cfg = _scheduler_config(
         opts.scheduler_config, dialect, strict=opts.strict_config, text_source=config_text
     )
+    from kdiagnose.results import MAX_REMEDIES
+
     report = build_live_report(
         fetched,
         dialect,
@@ -505,6 +510,7 @@ def run_live(opts: LiveOptions) -> tuple[Report, int]:
         extenders=list(cfg.extenders) if cfg is not None else None,
         out_of_tree=dict(cfg.out_of_tree) if cfg is not None else None,
         pools=_load_pools(opts.pools),
+        remedy_limit=None if opts.all_remedies else MAX_REMEDIES,
     )
     if fetched.pending_elsewhere and not report.pods:
         _scope_hint(report, fetched.pending_elsewhere, opts, opts.namespace or target.namespace)
@@ -633,7 +639,13 @@ _SHARED_OPTIONS: dict[str, Any] = {
     "all_nodes": Annotated[
         bool, typer.Option("--all-nodes", help="Show every node, not groups and the top N.")
     ],
-    "all_remedies": Annotated[bool, typer.Option("--all-remedies", help="Show every remedy, not the top 3.")],
+    "all_remedies": Annotated[
+        bool,
+        typer.Option(
+            "--all-remedies",
+            help="Search for and show every remedy (default: only the top 3 are searched for and shown).",
+        ),
+    ],
     "debug": Annotated[bool, typer.Option("--debug", help="Tracebacks and request statistics on stderr.")],
 }
 

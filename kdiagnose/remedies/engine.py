@@ -34,11 +34,11 @@ from kdiagnose.remedies import (
     volumes,
 )
 from kdiagnose.remedies.whatif import Context
-from kdiagnose.results import RISKY, SAFETY_ORDER, Remedy
+from kdiagnose.results import AUTOMATIC, RISKY, SAFE, SAFETY_ORDER, Remedy
 from kdiagnose.scheduler.diagnosis import Diagnosis
 from kdiagnose.scheduler.engine import Scheduler
 
-__all__ = ["RANK", "compute_remedies", "rank_key", "set_pool_specs"]
+__all__ = ["RANK", "compute_remedies", "compute_top_remedies", "rank_key", "set_pool_specs"]
 
 # Kind order, a tie-break after safety, coverage and size: capacity and node state (no change to the
 # workload) before changes to the workload's requirements.
@@ -69,12 +69,49 @@ def set_pool_specs(snapshot: Snapshot, specs: list[PoolSpec]) -> None:
     snapshot.cache[_SPECS_KEY] = list(specs)
 
 
+# Per kind (in the order they are tried): the best safety class and the lowest kind rank its remedies can
+# have, so a search for the top N can tell when no later kind could outrank what it already has.
+_BEST: dict[str, tuple[str, int]] = {
+    "missing": (SAFE, RANK["fix-reference"]),
+    "preemption": (AUTOMATIC, RANK["preemption"]),
+    "node-unschedulable": (SAFE, RANK["uncordon"]),
+    "node-declared-features": (RISKY, RANK["node-feature"]),  # always risky (node_declared_features.py)
+    "nominated": (SAFE, RANK["stale-nomination"]),
+    "scale-pool": (AUTOMATIC, RANK["scale-pool"]),  # Karpenter's and an autoscaler's own scale-ups
+    "ports": (SAFE, RANK["free-port"]),
+    "volume-restrictions": (SAFE, RANK["free-claim"]),
+    "volumes": (AUTOMATIC, RANK["volume"]),  # a zonal scale-up, with the autoscaler's evidence
+    "toleration": (SAFE, RANK["toleration"]),
+    "affinity": (RISKY, RANK["relax-affinity"]),  # every relaxation is risky (affinity.py)
+    "resources": (SAFE, RANK["right-size"]),
+}
+
+
 def compute_remedies(
     snapshot: Snapshot, scheduler: Scheduler, diagnosis: Diagnosis, *, pools: list[PoolSpec] | None = None
 ) -> tuple[list[Remedy], list[str]]:
     """(ranked remedies, notes such as per-pool "why no scale-up") for a pod the replay could not place."""
+    found, notes, _ = compute_top_remedies(snapshot, scheduler, diagnosis, pools=pools)
+    return found, notes
+
+
+def compute_top_remedies(
+    snapshot: Snapshot,
+    scheduler: Scheduler,
+    diagnosis: Diagnosis,
+    *,
+    pools: list[PoolSpec] | None = None,
+    limit: int | None = None,
+) -> tuple[list[Remedy], list[str], list[str]]:
+    """compute_remedies, stopping once the `limit` best are known (None: every kind is tried).
+
+    Kinds are tried in order; after each, when `limit` remedies rank ahead of anything a later kind could
+    give (its best safety class and kind rank, placing every pending pod of the workload), the later kinds
+    are not tried: the top `limit` are then exactly those a full search ranks first. Returns (remedies,
+    notes, the kinds not tried); with kinds left out only the top `limit` are returned, and the notes
+    lack what the kinds not tried would have said."""
     if diagnosis.scheduled or not diagnosis.handled or diagnosis.gated:
-        return [], []
+        return [], [], []
     ctx = Context(snapshot, scheduler, diagnosis)
     if diagnosis.preenqueue is not None:
         # Held at PreEnqueue by another plugin (DRA: a claim does not exist yet): no node was tried, so the
@@ -83,37 +120,62 @@ def compute_remedies(
         held.sort(key=rank_key)
         for i, r in enumerate(held, 1):
             r.rank = i
-        return held, held_notes
+        return held, held_notes, []
     specs = pools if pools is not None else snapshot.cache.get(_SPECS_KEY)
-    kinds: list[Kind] = [
-        missing.remedies,
-        preemption.remedies,
-        node_unschedulable.remedies,
-        node_declared_features.remedies,
-        nominated.remedies,
-        lambda c: scale_pool.remedies(c, specs),
-        ports.remedies,
-        volume_restrictions.remedies,
-        volumes.remedies,
-        toleration.remedies,
-        affinity.remedies,
-        resources.remedies,
+    kinds: list[tuple[str, Kind]] = [
+        ("missing", missing.remedies),
+        ("preemption", preemption.remedies),
+        ("node-unschedulable", node_unschedulable.remedies),
+        ("node-declared-features", node_declared_features.remedies),
+        ("nominated", nominated.remedies),
+        ("scale-pool", lambda c: scale_pool.remedies(c, specs)),
+        ("ports", ports.remedies),
+        ("volume-restrictions", volume_restrictions.remedies),
+        ("volumes", volumes.remedies),
+        ("toleration", toleration.remedies),
+        ("affinity", affinity.remedies),
+        ("resources", resources.remedies),
     ]
     out: list[Remedy] = []
     notes: list[str] = []
     if ctx.pod.raw is None:
         notes.append("remedies: the pod's object was not kept: changes to it cannot be replayed")
-    for kind in kinds:
+    pending = 1 + len(scale_pool.siblings(ctx))
+    not_tried: list[str] = []
+    ruled: list[str] = []
+    for i, (_, kind) in enumerate(kinds):
+        if limit is not None and len(out) >= limit:
+            # The best key any kind left could give: its best class, every pending pod placed, its rank,
+            # below any change size and summary.
+            bound = min(
+                (SAFETY_ORDER[_BEST[k][0]], -pending, _BEST[k][1], float("-inf"), "") for k, _ in kinds[i:]
+            )
+            if sorted(map(rank_key, out))[limit - 1] < bound:
+                not_tried = [k for k, _ in kinds[i:]]
+                break
         try:
             found, more = kind(ctx)
         except Exception as e:  # a remedy is advice: its failure must not cost the diagnosis
             notes.append(f"remedies: one kind was skipped after an internal error ({type(e).__name__}: {e})")
             continue
+        # Classified and counted kind by kind (each remedy on its own), so the ranks above are final.
+        found = _classify(ctx, found, ruled, specs)
+        _count(found, pending)
         out.extend(found)
         notes.extend(x for x in more if x not in notes)
-    out = _classify(ctx, out, notes, specs)
-    pending = 1 + len(scale_pool.siblings(ctx))
-    for r in out:
+    # What classifying ruled out comes after every kind's own notes.
+    notes.extend(x for x in ruled if x not in notes)
+    out.sort(key=rank_key)
+    if not_tried:
+        del out[limit:]
+    for i, r in enumerate(out, 1):
+        r.rank = i
+    return out, notes, not_tried
+
+
+def _count(found: list[Remedy], pending: int) -> None:
+    """`covers` and a scale-up's change size (README "How remedies are ranked")."""
+    for r in found:
         if r.kind in ("scale-pool", "raise-max", "raise-limit", "volume") and isinstance(
             r.details.get("pods"), int
         ):
@@ -122,10 +184,6 @@ def compute_remedies(
             r.change_size = r.change_size or float(r.details.get("count") or 0)
         if not r.covers:
             r.covers = min(pending, max(len(r.unblocks), 1))
-    out.sort(key=rank_key)
-    for i, r in enumerate(out, 1):
-        r.rank = i
-    return out, notes
 
 
 def rank_key(r: Remedy) -> tuple[int, int, int, float, str]:

@@ -30,6 +30,7 @@ from kdiagnose.report.console_summary import (
     rejections,
 )
 from kdiagnose.report.details import describe_details, short_list
+from kdiagnose.results import MAX_REMEDIES
 from kdiagnose.scheduler.framework import Code
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ class RenderOptions:
     all_remedies: bool = False
     color: bool | None = None  # None: only on a TTY (and never with NO_COLOR)
     width: int | None = None
-    max_remedies: int = 3
+    max_remedies: int = MAX_REMEDIES
     group: bool = True  # pending pods of one owner as one entry (False: --pod, every pod in full)
     summary: bool = False  # one line per entry (--summary)
 
@@ -92,6 +93,11 @@ def _remedies(out: Out, pr: PodReport, opts: RenderOptions) -> None:
             out.verbatim("       " + r.rollback)
     if len(pr.remedies) > limit:
         out.line(f"  … {len(pr.remedies) - limit} more (--all-remedies)", "dim")
+    elif pr.remedies_not_tried:
+        # The search stopped at the top remedies: later kinds could add more (never better ones).
+        out.para(
+            f"… more may exist: not tried: {', '.join(pr.remedies_not_tried)} (--all-remedies)", 2, 4, "dim"
+        )
 
 
 def _one_line(text: str, width: int) -> str:

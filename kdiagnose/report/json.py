@@ -112,6 +112,14 @@ def pod_document(pr: PodReport, pools: dict[str, str]) -> dict[str, Any]:
         "notes": list(d.notes),
         "remedies": [_remedy(r) for r in pr.remedies],
         "remedyNotes": list(pr.remedy_notes),
+        # The search stopped once the top remedies were known: later kinds (and their notes) not tried.
+        "remediesTruncated": {
+            "kindsNotTried": list(pr.remedies_not_tried),
+            "shown": len(pr.remedies),
+            "all": "rerun with --all-remedies to try every kind",
+        }
+        if pr.remedies_not_tried
+        else None,
         "skippedScores": skipped,
         "recorded": _recorded(pr.recorded),
         "whyPending": pr.why_pending or None,

@@ -20,7 +20,7 @@ from kdiagnose.scheduler.plugins.interpodaffinity.terms import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     from kdiagnose.model.objects import Node, Pod
     from kdiagnose.model.snapshot import NodeInfo, Snapshot
@@ -49,6 +49,26 @@ _WITNESSES = 3  # pod names kept per topology pair for reports
 Pair = tuple[str, str]
 
 
+class _LazyWitnesses:
+    """Example pods per pair built on first read, from the match list, exactly as the updates of a fresh
+    PreFilter would have recorded them (a what-if's counts are adjusted from its parent's, not rebuilt)."""
+
+    __slots__ = ("_build", "_built")
+
+    def __init__(self, build: Callable[[], dict[Pair, list[str]]]) -> None:
+        self._build: Callable[[], dict[Pair, list[str]]] | None = build
+        self._built: dict[Pair, list[str]] = {}
+
+    def materialize(self) -> dict[Pair, list[str]]:
+        if self._build is not None:
+            self._built = self._build()
+            self._build = None
+        return self._built
+
+    def get(self, pair: Pair, default: list[str]) -> list[str]:
+        return self.materialize().get(pair, default)
+
+
 class Counts:
     """topologyToMatchedTermCount, plus a few example pods per pair (reports only; never read by Filter)."""
 
@@ -56,7 +76,7 @@ class Counts:
 
     def __init__(self) -> None:
         self.counts: dict[Pair, int] = {}
-        self.witnesses: dict[Pair, list[str]] = {}
+        self.witnesses: dict[Pair, list[str]] | _LazyWitnesses = {}
 
     def update(self, node: Node, key: str, delta: int, who: str = "") -> None:
         value = node.labels.get(key)
@@ -69,7 +89,10 @@ class Counts:
         else:
             self.counts[pair] = n
         if who and delta > 0:
-            w = self.witnesses.setdefault(pair, [])
+            ws = self.witnesses
+            if not isinstance(ws, dict):
+                ws = self.witnesses = {k: list(v) for k, v in ws.materialize().items()}
+            w = ws.setdefault(pair, [])
             if len(w) < _WITNESSES:
                 w.append(who)
 
@@ -258,6 +281,15 @@ def _on_nodes(
     return out
 
 
+def _changed_names(snapshot: Snapshot, parent: Snapshot) -> set[str] | None:
+    """The nodes whose NodeInfo a what-if replaced, added or removed; None when most did (rebuild)."""
+    theirs = parent.node_info_by_name
+    mine = snapshot.node_info_by_name
+    changed = {ni.name for ni in snapshot.node_infos if theirs.get(ni.name) is not ni}
+    changed.update(name for name in theirs if name not in mine)
+    return changed if len(changed) * 4 <= len(theirs) else None
+
+
 def own_term_matches(
     snapshot: Snapshot, affinity: tuple[AffinityTerm, ...], anti: tuple[AffinityTerm, ...]
 ) -> list[OwnMatch]:
@@ -284,21 +316,98 @@ def own_term_matches(
         and all(len(r.values) == 1 for r in terms[0].selector if r.op == "In")
     ):
         base = (parent.cache.get(_OWN_TERMS_KEY) or {}).get(key)
-        if base is not None:
-            theirs = parent.node_info_by_name
-            mine = snapshot.node_info_by_name
-            changed = {ni.name for ni in snapshot.node_infos if theirs.get(ni.name) is not ni}
-            changed.update(name for name in theirs if name not in mine)
-            if len(changed) * 4 <= len(theirs):
-                pos = {ni.name: i for i, ni in enumerate(snapshot.node_infos)}
-                kept = [m for m in base if m[1].name not in changed]
-                # Node order holds unless pods were bound into the parent (Snapshot.bind appends them).
-                if all(pos[a[1].name] <= pos[b[1].name] for a, b in itertools.pairwise(kept)):
-                    fresh = [ni for ni in snapshot.node_infos if ni.name in changed]
-                    out = kept + _on_nodes(snapshot, fresh, affinity, anti)
-                    out.sort(key=lambda m: pos[m[1].name])  # stable: each node keeps its pods' order
+        changed = _changed_names(snapshot, parent) if base is not None else None
+        if base is not None and changed is not None:
+            pos = {ni.name: i for i, ni in enumerate(snapshot.node_infos)}
+            kept = [m for m in base if m[1].name not in changed]
+            # Node order holds unless pods were bound into the parent (Snapshot.bind appends them).
+            if all(pos[a[1].name] <= pos[b[1].name] for a, b in itertools.pairwise(kept)):
+                fresh = [ni for ni in snapshot.node_infos if ni.name in changed]
+                out = kept + _on_nodes(snapshot, fresh, affinity, anti)
+                out.sort(key=lambda m: pos[m[1].name])  # stable: each node keeps its pods' order
     if out is None:
         out = _scan_own(snapshot, affinity, anti)
+    memo[key] = out
+    return out
+
+
+_OWN_COUNTS_KEY = "interpodaffinity:own-term-counts"
+
+
+def _own_witnesses(
+    matches: list[OwnMatch], affinity: tuple[AffinityTerm, ...], anti: tuple[AffinityTerm, ...]
+) -> tuple[dict[Pair, list[str]], dict[Pair, list[str]]]:
+    """The example pods the updates of a fresh PreFilter record, pair by pair, in match order."""
+    out: tuple[dict[Pair, list[str]], dict[Pair, list[str]]] = ({}, {})
+    for existing, ni, all_affinity, hits in matches:
+        labels = ni.node.labels
+        keys = [(0, t.topology_key) for t in affinity] if all_affinity else []
+        keys += [(1, anti[i].topology_key) for i in hits]
+        for which, key in keys:
+            value = labels.get(key)
+            if value is None:
+                continue
+            w = out[which].setdefault((key, value), [])
+            if len(w) < _WITNESSES:
+                w.append(existing.key)
+    return out
+
+
+def _count(
+    matches: Iterable[OwnMatch],
+    affinity: tuple[AffinityTerm, ...],
+    anti: tuple[AffinityTerm, ...],
+    aff: Counts,
+    anti_counts: Counts,
+    delta: int,
+    with_witnesses: bool,
+) -> None:
+    for existing, ni, all_affinity, hits in matches:
+        who = existing.key if with_witnesses else ""
+        if all_affinity:
+            for t in affinity:
+                aff.update(ni.node, t.topology_key, delta, who)
+        for i in hits:
+            anti_counts.update(ni.node, anti[i].topology_key, delta, who)
+
+
+def own_term_counts(
+    snapshot: Snapshot, affinity: tuple[AffinityTerm, ...], anti: tuple[AffinityTerm, ...]
+) -> tuple[Counts, Counts]:
+    """The affinity and anti-affinity counts of own_term_matches (callers clone them). A what-if's are its
+    parent's with the changed nodes' matches taken out and put back, the example pods read lazily."""
+    key = (tuple(map(_term_key, affinity)), tuple(map(_term_key, anti)))
+    memo: dict[Any, tuple[Counts, Counts]] = snapshot.cache.setdefault(_OWN_COUNTS_KEY, {})
+    hit = memo.get(key)
+    if hit is not None:
+        return hit
+    matches = own_term_matches(snapshot, affinity, anti)
+    parent = snapshot.parent
+    out: tuple[Counts, Counts] | None = None
+    if parent is not None and snapshot.parent_generation == parent.generation:
+        base = (parent.cache.get(_OWN_COUNTS_KEY) or {}).get(key)
+        theirs = (parent.cache.get(_OWN_TERMS_KEY) or {}).get(key)
+        changed = _changed_names(snapshot, parent) if base is not None and theirs is not None else None
+        if base is not None and theirs is not None and changed is not None:
+            aff, anti_counts = base[0].clone(), base[1].clone()
+            _count((m for m in theirs if m[1].name in changed), affinity, anti, aff, anti_counts, -1, False)
+            _count((m for m in matches if m[1].name in changed), affinity, anti, aff, anti_counts, 1, False)
+            both: list[tuple[dict[Pair, list[str]], dict[Pair, list[str]]]] = []
+
+            def side(which: int) -> Callable[[], dict[Pair, list[str]]]:
+                def build() -> dict[Pair, list[str]]:
+                    if not both:
+                        both.append(_own_witnesses(matches, affinity, anti))
+                    return both[0][which]
+
+                return build
+
+            aff.witnesses, anti_counts.witnesses = _LazyWitnesses(side(0)), _LazyWitnesses(side(1))
+            out = (aff, anti_counts)
+    if out is None:
+        aff, anti_counts = Counts(), Counts()
+        _count(matches, affinity, anti, aff, anti_counts, 1, True)
+        out = (aff, anti_counts)
     memo[key] = out
     return out
 
@@ -322,12 +431,8 @@ def pre_filter(pl: InterPodAffinity, state: CycleState, pod: Pod) -> tuple[PreFi
         s.existing_anti_counts.update(ni.node, t.topology_key, 1, existing.key)
 
     if affinity or anti:
-        for existing, ni, all_affinity, anti_hits in own_term_matches(snapshot, affinity, anti):
-            if all_affinity:
-                for t in affinity:
-                    s.affinity_counts.update(ni.node, t.topology_key, 1, existing.key)
-            for i in anti_hits:
-                s.anti_counts.update(ni.node, anti[i].topology_key, 1, existing.key)
+        aff_counts, anti_counts = own_term_counts(snapshot, affinity, anti)
+        s.affinity_counts, s.anti_counts = aff_counts.clone(), anti_counts.clone()
 
     if not s.existing_anti_counts and not affinity and not anti:
         return None, SKIP
