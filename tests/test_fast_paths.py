@@ -243,3 +243,74 @@ def test_the_cli_searches_the_top_remedies_and_says_so(tmp_path: Path) -> None:
     kinds = ", ".join(top[cut[0]]["remediesTruncated"]["kindsNotTried"])
     assert f"… more may exist: not tried: {kinds} (--all-remedies)" in " ".join(text.split())
     assert "more may exist" not in run("--pod", cut[0], "--no-color", "--all-remedies")
+
+
+def _plain_json(report: Any) -> bytes:
+    import orjson
+
+    from kdiagnose.report import json as json_report
+
+    data: bytes = orjson.dumps(
+        json_report.report_document(report),
+        default=json_report._default,
+        option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2,
+    )
+    return data + b"\n"
+
+
+def _streamed(report: Any) -> bytes:
+    import io
+
+    from kdiagnose.report import json as json_report
+
+    buf = io.BytesIO()
+    json_report.write(report, buf)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("version", ["v1.31.8", "v1.34.1", "v1.37.2"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_streamed_json_is_the_plain_document_byte_for_byte(seed: int, version: str) -> None:
+    from kdiagnose.report.json import _node_entries
+
+    snap = varied_snapshot(nodes=40, pods_per_node=30, pending=60, seed=seed, version=version)
+    report = diagnose_snapshot(snap, source="varied.json")
+    # The text path is taken (not the plain fallback) for every pod here.
+    assert all(_node_entries(pr, report.node_pools) is not None for pr in report.pods)
+    assert _streamed(report) == _plain_json(report)
+
+
+def _golden_reports() -> list[Any]:
+    import json
+
+    from tests.golden_harness import all_cases
+
+    return [c for c in all_cases() if not json.loads(c.read_text()).get("error")]
+
+
+def test_streamed_json_of_every_golden_case_is_the_plain_document() -> None:
+    import json
+
+    from kdiagnose.load.files import LoadResult, _load_bytes
+    from kdiagnose.load.snapshot import build_snapshot
+    from kdiagnose.schedconfig import load_scheduler_config
+    from kdiagnose.versions import dialect_for
+    from tests.golden_harness import scenario_for
+
+    cases = _golden_reports()
+    assert len(cases) > 500
+    for golden_json in cases:
+        golden = json.loads(golden_json.read_text())
+        scenario = scenario_for(golden_json)
+        result = LoadResult()
+        _load_bytes(scenario.read_bytes(), scenario.name, result, explicit=True)
+        dialect = dialect_for(golden.get("k8s_version"))
+        snap = build_snapshot(result.objects, dialect, list_kinds=result.list_kinds)
+        config = golden_json.with_name(golden_json.stem + ".config.yaml")
+        profiles = (
+            list(load_scheduler_config(str(config), dialect, strict=True).profiles)
+            if config.exists()
+            else None
+        )
+        report = diagnose_snapshot(snap, profiles, source=scenario.name)
+        assert _streamed(report) == _plain_json(report), golden_json

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
     from kdiagnose.results import PodReport, Recorded, Remedy, Report
     from kdiagnose.scheduler.framework import Status
 
-__all__ = ["API_VERSION", "pod_document", "render", "report_document", "status_document"]
+__all__ = ["API_VERSION", "pod_document", "render", "report_document", "status_document", "write"]
 
 API_VERSION = "kdiagnose/v1"
 
@@ -46,10 +46,11 @@ def _recorded(rec: Recorded | None) -> dict[str, Any] | None:
     }
 
 
-def pod_document(pr: PodReport, pools: dict[str, str]) -> dict[str, Any]:
+def pod_document(pr: PodReport, pools: dict[str, str], *, with_nodes: bool = True) -> dict[str, Any]:
+    """One pod's entry (`with_nodes=False`: "nodes" left empty, for the streaming writer to fill)."""
     d = pr.diagnosis
     nodes: dict[str, Any] = {}
-    for name, st in d.verdicts.items():
+    for name, st in d.verdicts.items() if with_nodes else ():
         b = d.scores.get(name)
         nodes[name] = {
             "verdict": FEASIBLE if st.ok else st.code.label,
@@ -64,7 +65,7 @@ def pod_document(pr: PodReport, pools: dict[str, str]) -> dict[str, Any]:
     # v1.32+: nodes outside a PreFilterResult are UnschedulableAndUnresolvable with no plugin (the absent
     # status of findNodesThatFitPod); v1.31, and nodes skipped because the nominated node fit: NotEvaluated.
     counted = d.absent if d.absent_counted else None
-    for name in d.not_evaluated:
+    for name in d.not_evaluated if with_nodes else ():
         nodes[name] = {
             "verdict": counted.code.label if counted is not None else NOT_EVALUATED,
             "plugin": None,
@@ -75,7 +76,13 @@ def pod_document(pr: PodReport, pools: dict[str, str]) -> dict[str, Any]:
             "weightedScores": {},
             "totalScore": None,
         }
-    skipped = sorted({p for b in d.scores.values() for p in b.skipped})
+    from kdiagnose.scheduler.diagnosis import ScoreTable
+
+    if isinstance(d.scores, ScoreTable):
+        # Every breakdown of a table carries the table's skipped list: no need to build them all.
+        skipped = sorted(set(d.scores.skipped)) if d.scores.nodes else []
+    else:
+        skipped = sorted({p for b in d.scores.values() for p in b.skipped})
     pre = None
     if d.preemption is not None:
         pre = {
@@ -135,12 +142,15 @@ def _remedy(r: Remedy) -> dict[str, Any]:
     return doc
 
 
-def report_document(report: Report) -> dict[str, Any]:
-    """The whole report as plain data (shared by the JSON and YAML formats)."""
+def report_document(report: Report, *, with_pods: bool = True) -> dict[str, Any]:
+    """The whole report as plain data (shared by the JSON and YAML formats; `with_pods=False`: "pods"
+    left empty, for the streaming writer)."""
     pods = [
-        pod_document(pr, report.node_pools) for pr in sorted(report.pods, key=lambda p: p.diagnosis.pod.key)
+        pod_document(pr, report.node_pools)
+        for pr in sorted(report.pods, key=lambda p: p.diagnosis.pod.key)
+        if with_pods
     ]
-    scheduled = sum(1 for p in pods if p["scheduled"])
+    scheduled = sum(1 for p in report.pods if p.diagnosis.scheduled)
     return {
         "apiVersion": API_VERSION,
         "kind": "Diagnosis",
@@ -150,9 +160,9 @@ def report_document(report: Report) -> dict[str, Any]:
         "summary": {
             "nodes": report.num_nodes,
             "podsInInput": report.num_pods,
-            "diagnosed": len(pods),
+            "diagnosed": len(report.pods),
             "schedulable": scheduled,
-            "unschedulable": len(pods) - scheduled,
+            "unschedulable": len(report.pods) - scheduled,
         },
         "warnings": list(report.warnings),
         "profileNotes": list(report.profile_notes),
@@ -199,9 +209,187 @@ def to_plain(doc: Any) -> Any:
 
 
 def render(report: Report) -> str:
+    import io
+
+    buf = io.BytesIO()
+    write(report, buf)
+    return buf.getvalue().decode()
+
+
+# ---------------------------------------------------------------------------------------------- streaming
+#
+# 1,000 pending pods at 5,000 nodes are 5 million node entries (GBs of JSON): `write` emits the document
+# pod by pod, each pod's node map as text, without building the whole document (or its bytes) in memory.
+# The bytes are those of orjson.dumps(report_document(report), OPT_SORT_KEYS | OPT_INDENT_2) plus "\n"
+# exactly (tests/test_fast_paths.py compares them): every piece is orjson's own output, re-indented.
+
+_PODS_HOLE = "kdiagnose:pods"
+_NODES_HOLE = b'\n  "nodes": {},\n'
+
+
+def _dumps(value: Any) -> bytes:
     import orjson
 
-    data: bytes = orjson.dumps(
-        report_document(report), default=_default, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
-    )
-    return data.decode() + "\n"
+    data: bytes = orjson.dumps(value, default=_default, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
+    return data
+
+
+def _indent(data: bytes, spaces: int) -> bytes:
+    """orjson's indented text of a value, as it reads nested `spaces` deeper (strings hold no raw newline)."""
+    pad = b" " * spaces
+    return data.replace(b"\n", b"\n" + pad)
+
+
+class _Names:
+    """Per document: each node's `    "name": ` text and its pool's JSON, and its rank in name order (the
+    same for every pod)."""
+
+    __slots__ = ("pools", "prefix", "rank")
+
+    def __init__(self, pools: dict[str, str]) -> None:
+        self.pools = pools
+        self.prefix: dict[str, tuple[bytes, bytes]] = {}
+        self.rank: dict[str, int] = {}
+
+    def text(self, name: str) -> tuple[bytes, bytes]:
+        t = self.prefix.get(name)
+        if t is None:
+            t = self.prefix[name] = (b"    " + _dumps(name) + b": ", _dumps(self.pools.get(name)))
+        return t
+
+    def order(self, names: list[str]) -> dict[str, int]:
+        if any(n not in self.rank for n in names):
+            every = sorted({*self.rank, *names})
+            self.rank = {n: i for i, n in enumerate(every)}
+        return self.rank
+
+
+def _node_entries(pr: PodReport, pools: dict[str, str], names: _Names | None = None) -> bytes | None:
+    """The text of pod_document's "nodes" entries (at a pod's depth), or None to take the plain path.
+
+    A feasible node's entry is a template filled with its scores (one per pod: every feasible node has
+    the same score columns); a rejected one is orjson's text of its entry, shared by the nodes that share
+    a Status object (batch filters, PreFilter rejections) and a pool."""
+    from kdiagnose.scheduler.diagnosis import ScoreTable
+    from kdiagnose.scheduler.framework import SUCCESS
+
+    d = pr.diagnosis
+    table = d.scores
+    if not isinstance(table, ScoreTable):
+        if table:
+            return None
+        table = ScoreTable([])  # nothing scored (no feasible node): every entry is a rejection
+    if d.feasible and not table.columns:
+        return None
+    if any(n in d.verdicts for n in d.not_evaluated):
+        return None  # the plain path lets the later entry win; never the case for the runner's output
+    # ScoreBreakdown.plugins: one per column; sorted by name as OPT_SORT_KEYS writes them.
+    cols = sorted(((plugin, weight, norm) for plugin, weight, _, norm in table.columns), key=lambda c: c[0])
+    if len({c[0] for c in cols}) != len(cols):
+        return None
+    totals = table.totals
+    names = names if names is not None and names.pools is pools else _Names(pools)
+    text = names.text
+    feasible_tpl = b""
+    if cols:
+        # Plugin names are plain identifiers: their JSON is their text in quotes (else the plain path).
+        if any(_dumps(c[0]) != b'"' + c[0].encode() + b'"' for c in cols):
+            return None
+        scores = b",".join(b'\n        "%s": %%d' % c[0].encode() for c in cols)
+        feasible_tpl = (
+            b'%s{\n      "details": [],\n      "plugin": null,\n      "pool": %s,\n      "reasons": [],'
+            b'\n      "scores": {' + scores + b'\n      },\n      "totalScore": %d,'
+            b'\n      "verdict": "Feasible",\n      "weightedScores": {' + scores + b"\n      }\n    }"
+        )
+    bodies: dict[tuple[int, str | None], bytes] = {}
+    entries: list[tuple[str, bytes]] = []
+    for name, st in d.verdicts.items():
+        if st.ok:
+            if st is not SUCCESS or name not in totals:
+                return None
+            vals = [norm.get(name, 0) for _, _, norm in cols]
+            weighted = [v * w for v, (_, w, _) in zip(vals, cols, strict=True)]
+            prefix, pool = text(name)
+            entry = feasible_tpl % (prefix, pool, *vals, sum(weighted), *weighted)
+        else:
+            if name in totals:
+                return None
+            key = (id(st), pools.get(name))
+            body = bodies.get(key)
+            if body is None:
+                body = bodies[key] = _indent(
+                    _dumps(
+                        {
+                            "verdict": st.code.label,
+                            "plugin": st.plugin or None,
+                            "reasons": list(st.reasons),
+                            "details": [dict(x) for x in st.details],
+                            "pool": pools.get(name),
+                            "scores": {},
+                            "weightedScores": {},
+                            "totalScore": None,
+                        }
+                    ),
+                    4,
+                )
+            entry = text(name)[0] + body
+        entries.append((name, entry))
+    counted = d.absent if d.absent_counted else None
+    if d.not_evaluated:
+        for name in d.not_evaluated:
+            key = (-1, pools.get(name))
+            body = bodies.get(key)
+            if body is None:
+                body = bodies[key] = _indent(
+                    _dumps(
+                        {
+                            "verdict": counted.code.label if counted is not None else NOT_EVALUATED,
+                            "plugin": None,
+                            "reasons": list(counted.reasons) if counted is not None else [],
+                            "details": [],
+                            "pool": pools.get(name),
+                            "scores": {},
+                            "weightedScores": {},
+                            "totalScore": None,
+                        }
+                    ),
+                    4,
+                )
+            entries.append((name, text(name)[0] + body))
+    rank = names.order([n for n, _ in entries])
+    entries.sort(key=lambda e: rank[e[0]])
+    return b",\n".join([e for _, e in entries])
+
+
+def _pod_bytes(pr: PodReport, pools: dict[str, str], names: _Names) -> bytes:
+    """orjson's text of pod_document(pr), the node map filled in as text when _node_entries can."""
+    d = pr.diagnosis
+    nodes = _node_entries(pr, pools, names) if d.verdicts or d.not_evaluated else None
+    if nodes is None:
+        return _dumps(pod_document(pr, pools))
+    doc = pod_document(pr, pools, with_nodes=False)
+    head, hole, tail = _dumps(doc).partition(_NODES_HOLE)
+    if not hole:
+        return _dumps(pod_document(pr, pools))
+    return head + b'\n  "nodes": {\n' + nodes + b"\n  },\n" + tail
+
+
+def write(report: Report, out: BinaryIO) -> None:
+    """The -o json document, written piece by piece to a binary stream."""
+    prs = sorted(report.pods, key=lambda p: p.diagnosis.pod.key)
+    if not prs:
+        out.write(_dumps(report_document(report)) + b"\n")
+        return
+    doc = report_document(report, with_pods=False)
+    doc["pods"] = [_PODS_HOLE]
+    head, hole, tail = _dumps(doc).partition(b'"pods": [\n    "' + _PODS_HOLE.encode() + b'"\n  ]')
+    if not hole:  # cannot happen: keys are sorted and the hole is unique; the plain path then
+        out.write(_dumps(report_document(report)) + b"\n")
+        return
+    out.write(head + b'"pods": [\n')
+    names = _Names(report.node_pools)
+    for i, pr in enumerate(prs):
+        if i:
+            out.write(b",\n")
+        out.write(b"    " + _indent(_pod_bytes(pr, report.node_pools, names), 4))
+    out.write(b"\n  ]" + tail + b"\n")
