@@ -38,8 +38,12 @@ golden: $(STAMP)
 BENCH_SIZES ?= 500,1000,5000
 # Decoding workers to compare (issue #17), each run pinned to that many cores (taskset).
 BENCH_JOBS ?= 1,2
+# The mass-pending incident of issue #17: N distinct pending pods, `kdiagnose DUMP -o json`, per phase.
+BENCH_MASS_NODES ?= 5000
+BENCH_MASS_PENDING ?= 1000
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --sizes $(BENCH_SIZES) --pending 20 --varied --jobs $(BENCH_JOBS) --pin
+	$(BIN)/python benchmarks/mass_pending.py --nodes $(BENCH_MASS_NODES) --pending $(BENCH_MASS_PENDING) --cli
 
 # Not part of `make test`: live mode against a real kube-apiserver + kube-scheduler (tests/e2e/, e2e/README.md).
 # Needs Go and the module proxy; the first build of each release line compiles k8s.io/kubernetes (long),

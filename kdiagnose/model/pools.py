@@ -197,6 +197,9 @@ class NodePool:
     members: list[NodeInfo] = field(default_factory=list)
     spec: PoolSpec | None = None
     selector: str = ""
+    # What remedies derive from the members alone (scale_pool's representatives), computed once per pool
+    # object; pools are detected once per snapshot, so this is per snapshot too.
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def control_plane(self) -> bool:

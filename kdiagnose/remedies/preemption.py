@@ -3,11 +3,16 @@ replaying the pod with the victims removed; when it cannot preempt, why."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kdiagnose.remedies.whatif import Context
 from kdiagnose.results import AUTOMATIC, Remedy
 from kdiagnose.scheduler import names as n
 from kdiagnose.scheduler.framework import Code
 from kdiagnose.scheduler.preemption import filter_pods_with_pdb_violation, pdbs_of
+
+if TYPE_CHECKING:
+    from kdiagnose.model.snapshot import Snapshot
 
 __all__ = ["remedies"]
 
@@ -64,13 +69,25 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
     ], []
 
 
+_LOWEST_KEY = "remedies/preemption:lowest-bound-priority"
+
+
+def _lowest_priority(snapshot: Snapshot) -> float:
+    """The lowest priority of a pod bound to a node (inf for none), once per snapshot: whether any pod is
+    below the pending pod's is then one comparison, not a scan of every bound pod per pending pod."""
+    low: float | None = snapshot.cache.get(_LOWEST_KEY)
+    if low is None:
+        low = min((p.priority for ni in snapshot.node_infos for p in ni.pods), default=float("inf"))
+        snapshot.cache[_LOWEST_KEY] = low
+    return low
+
+
 def _why_not(ctx: Context) -> list[str]:
     pod = ctx.pod
     d = ctx.d
     if pod.preemption_policy == "Never":
         return ["preemption: not possible: the pod has preemptionPolicy: Never"]
-    lower = any(p.priority < pod.priority for ni in ctx.snapshot.node_infos for p in ni.pods)
-    if not lower:
+    if not _lowest_priority(ctx.snapshot) < pod.priority:
         return [f"preemption: not possible: no running pod has a priority below the pod's ({pod.priority})"]
     uu = sum(1 for s in d.verdicts.values() if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
     u = sum(1 for s in d.verdicts.values() if s.code == Code.UNSCHEDULABLE)

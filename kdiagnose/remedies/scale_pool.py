@@ -52,7 +52,15 @@ def _healthy(ni: NodeInfo) -> bool:
 
 def _representatives(pool: NodePool) -> list[NodeInfo]:
     """One member per distinct (zone, shape), healthy members first, then by node name (the "shaped like"
-    node is a rule, never the input's order), at most MAX_TEMPLATES_PER_POOL."""
+    node is a rule, never the input's order), at most MAX_TEMPLATES_PER_POOL. Once per pool: every
+    pending pod's scale-up asks for the same ones."""
+    hit: list[NodeInfo] | None = pool.memo.get("representatives")
+    if hit is None:
+        hit = pool.memo["representatives"] = _find_representatives(pool)
+    return list(hit)
+
+
+def _find_representatives(pool: NodePool) -> list[NodeInfo]:
     seen: set[object] = set()
     out: list[NodeInfo] = []
     for ni in sorted(pool.members, key=lambda m: (not _healthy(m), m.name)):
