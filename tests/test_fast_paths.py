@@ -16,6 +16,7 @@ import pytest
 from kdiagnose.model.objects import Node
 from kdiagnose.model.snapshot import Snapshot
 from kdiagnose.pipeline import diagnose_snapshot
+from kdiagnose.remedies import whatif
 from kdiagnose.remedies.whatif import with_bound
 from kdiagnose.report.json import report_document
 from kdiagnose.scheduler.plugins.interpodaffinity import filtering
@@ -148,7 +149,7 @@ def test_report_with_fast_paths_equals_the_plain_paths(seed: int, monkeypatch: p
     # Plain: every PreFilter scans for the pod's own terms, nothing is shared between pods or what-ifs.
     monkeypatch.setattr(filtering, "own_term_matches", lambda s, a, b: filtering._scan_own(s, a, b))
     monkeypatch.setattr(filtering, "own_term_counts", _plain_counts)
-    _plain_filters(monkeypatch)
+    _plain_batches(monkeypatch)
     assert _document(seed) == fast
 
 
@@ -161,7 +162,7 @@ def test_batch_filters_equal_filter_per_node(seed: int) -> None:
     snap = varied_snapshot(nodes=40, pods_per_node=30, pending=60, seed=seed)
     fw = Framework(snap, default_profile(snap.dialect))
     batched = [pl for pl in fw.filter_plugins if type(pl).filter_many is not Plugin.filter_many]
-    assert {pl.name for pl in batched} >= {"TaintToleration", "NodeAffinity"}
+    assert {pl.name for pl in batched} >= {"TaintToleration", "NodeAffinity", "NodeResourcesFit"}
     rejected = 0
     for pod in snap.pending:
         state = CycleState()
@@ -173,13 +174,20 @@ def test_batch_filters_equal_filter_per_node(seed: int) -> None:
     assert rejected > 100
 
 
-def _plain_filters(monkeypatch: pytest.MonkeyPatch) -> None:
+def _plain_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     from kdiagnose.scheduler.framework import Plugin
+    from kdiagnose.scheduler.plugins.imagelocality.image_locality import ImageLocality
     from kdiagnose.scheduler.plugins.nodeaffinity.node_affinity import NodeAffinity
+    from kdiagnose.scheduler.plugins.noderesources.balanced_allocation import BalancedAllocation
+    from kdiagnose.scheduler.plugins.noderesources.fit import Fit
     from kdiagnose.scheduler.plugins.tainttoleration.taint_toleration import TaintToleration
 
-    for cls in (NodeAffinity, TaintToleration):
+    for cls in (NodeAffinity, TaintToleration, Fit):
         monkeypatch.setattr(cls, "filter_many", Plugin.filter_many)
+    for scorer in (Fit, BalancedAllocation, ImageLocality):
+        monkeypatch.setattr(scorer, "score_many", Plugin.score_many)
+    # What-if replays node by node (run_filters_with_nominated per node) instead of plugin-major.
+    monkeypatch.setattr(whatif, "BATCH_FILTERS", False)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -314,3 +322,81 @@ def test_streamed_json_of_every_golden_case_is_the_plain_document() -> None:
         )
         report = diagnose_snapshot(snap, profiles, source=scenario.name)
         assert _streamed(report) == _plain_json(report), golden_json
+
+
+@pytest.mark.parametrize(
+    ("seed", "version", "strategy"),
+    [
+        (1, "v1.34.1", None),
+        (2, "v1.36.5", None),
+        (3, "v1.34.1", "MostAllocated"),
+        (1, "v1.37.2", "RequestedToCapacityRatio"),
+    ],
+)
+def test_batch_scores_equal_score_per_node(seed: int, version: str, strategy: str | None) -> None:
+    """`score_many` (NodeResourcesFit, BalancedAllocation, ImageLocality inline their per-node loops) gives
+    the values `score` gives node by node, for every pending pod over every node (v1.36+ scores
+    BalancedAllocation's improvement; MostAllocated and RequestedToCapacityRatio configurations)."""
+    import dataclasses
+
+    from kdiagnose.scheduler import names
+    from kdiagnose.scheduler.framework import CycleState, Plugin
+    from kdiagnose.scheduler.profiles import default_profile
+    from kdiagnose.scheduler.runner import Framework
+
+    snap = varied_snapshot(nodes=40, pods_per_node=30, pending=60, seed=seed, version=version)
+    profile = default_profile(snap.dialect)
+    if strategy is not None:
+        args: dict[str, Any] = {"type": strategy}
+        if strategy == "RequestedToCapacityRatio":
+            args["requestedToCapacityRatio"] = {
+                "shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
+            }
+        profile = dataclasses.replace(
+            profile, plugin_args={**profile.plugin_args, names.NODE_RESOURCES_FIT: {"scoringStrategy": args}}
+        )
+    fw = Framework(snap, profile)
+    batched = [pl for pl, _ in fw.score_plugins if type(pl).score_many is not Plugin.score_many]
+    assert {pl.name for pl in batched} >= {
+        names.NODE_RESOURCES_FIT,
+        names.NODE_RESOURCES_BALANCED_ALLOCATION,
+        names.IMAGE_LOCALITY,
+    }
+    distinct: set[int] = set()
+    for pod in snap.pending:
+        state = CycleState()
+        fw.run_pre_filter(state, pod)
+        for pl in fw.pre_score_plugins:
+            pl.pre_score(state, pod, snap.node_infos)
+        for pl in batched:
+            want = [pl.score(state, pod, ni) for ni in snap.node_infos]
+            values, error = pl.score_many(state, pod, snap.node_infos)
+            assert values == [v for v, _ in want], pl.name
+            assert error is None and all(st.ok for _, st in want)
+            distinct.update(values)
+    assert len(distinct) > 20  # the scores vary: the comparison is not between constants
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_batch_what_if_replay_equals_the_node_by_node_replay(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`filter_replay` filters plugin-major (the runner's `_filter_nodes`): the same verdict per node, in
+    the order asked, as running every filter node by node; on the snapshot and on a what-if copy."""
+    from kdiagnose.scheduler.engine import Scheduler
+
+    snap = varied_snapshot(nodes=40, pods_per_node=30, pending=60, seed=seed)
+    sched = Scheduler(snap)
+    some = [ni.name for ni in snap.node_infos[::-3]] + ["no-such-node"]
+    rejected = 0
+    for s in (snap, _remove_some(snap)):
+        for pod in s.pending:
+            for nodes in (None, some):
+                monkeypatch.setattr(whatif, "BATCH_FILTERS", True)
+                fast = whatif.filter_replay(s, sched, pod, nodes)
+                monkeypatch.setattr(whatif, "BATCH_FILTERS", False)
+                plain = whatif.filter_replay(s, sched, pod, nodes)
+                assert list(fast.verdicts.items()) == list(plain.verdicts.items())
+                assert fast.feasible == plain.feasible and fast.prefilter == plain.prefilter
+                rejected += sum(1 for v in plain.verdicts.values() if not v.ok)
+    assert rejected > 1000

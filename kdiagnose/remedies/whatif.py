@@ -347,6 +347,9 @@ def _drop_requests_equal_to_limits(res: Obj) -> None:
 
 # ---------------------------------------------------------------------------------------------- replay
 
+# What-if replays filter plugin-major (tests/test_fast_paths.py turns it off to compare with the plain path).
+BATCH_FILTERS = True
+
 
 @dataclass(slots=True)
 class Replay:
@@ -379,8 +382,26 @@ def filter_replay(
     feasible: list[str] = []
     allowed = result.node_names
     absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node(s) didn't satisfy PreFilter's node set",))
+    by_name = snapshot.node_info_by_name
+    if BATCH_FILTERS and len(names) > 1:
+        # Plugin-major over the nodes to check (Framework._filter_nodes, the replay's own path: filter_many,
+        # the same first-failure verdict per node as running the filters node by node).
+        checked = [
+            ni
+            for name in names
+            if (ni := by_name.get(name)) is not None and (allowed is None or name in allowed)
+        ]
+        got = fw._filter_nodes(state, pod, checked)
+        for name in names:
+            if name not in by_name:
+                continue
+            s = got.get(name, absent)
+            verdicts[name] = s
+            if s.ok:
+                feasible.append(name)
+        return Replay(verdicts, feasible)
     for name in names:
-        ni = snapshot.node_info_by_name.get(name)
+        ni = by_name.get(name)
         if ni is None:
             continue
         if allowed is not None and name not in allowed:

@@ -179,6 +179,7 @@ class Plugin:
     post_filter(state, pod, statuses) -> Status
     pre_score(state, pod, nodes: list[NodeInfo]) -> Status
     score(state, pod, node_info) -> tuple[int, Status]
+    score_many(state, pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]  (batch Score)
     normalize_score(state, pod, scores: dict[str, int]) -> Status           (in place)
     """
 
@@ -220,6 +221,22 @@ class Plugin:
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
         return 0, SUCCESS
+
+    def score_many(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[list[int], Status | None]:
+        """Score for many nodes at once (kdiagnose's own batch form; upstream scores node by node): the
+        values `score` gives, in node order, and the first Error status among them (None without one). A
+        plugin whose score reads a few node fields overrides it with one loop over the nodes."""
+        f = self.score
+        values: list[int] = []
+        error: Status | None = None
+        for ni in nodes:
+            value, st = f(state, pod, ni)
+            if error is None and st.code is Code.ERROR:
+                error = st
+            values.append(value)
+        return values, error
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status:
         return SUCCESS

@@ -394,18 +394,15 @@ class Framework:
             if pl.name in skipped:
                 table.skipped.append(pl.name)
                 continue
-            raw: dict[str, int] = {}
-            score = pl.score
-            for ni in feasible:
-                value, st = score(state, pod, ni)
-                if st.code is Code.ERROR and len(feasible) > 1:
-                    # framework.go RunScorePlugins: a Score error (e.g. its PreScore disabled in the profile)
-                    # fails the cycle; with one feasible node schedulePod never scores.
-                    d.full_message = d.message = (
-                        f'running Score plugins: plugin "{pl.name}" failed with: {st.message}'
-                    )
-                    return
-                raw[ni.name] = value
+            values, st = pl.score_many(state, pod, feasible)
+            if st is not None and len(feasible) > 1:
+                # framework.go RunScorePlugins: a Score error (e.g. its PreScore disabled in the profile)
+                # fails the cycle; with one feasible node schedulePod never scores.
+                d.full_message = d.message = (
+                    f'running Score plugins: plugin "{pl.name}" failed with: {st.message}'
+                )
+                return
+            raw = dict(zip([ni.name for ni in feasible], values, strict=True))
             normalized = dict(raw)
             pl.normalize_score(state, pod, normalized)
             table.add(pl.name, weight, raw, normalized)

@@ -73,6 +73,50 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
 class ImageLocality(Plugin):
     name = names.IMAGE_LOCALITY
 
+    def score_many(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[list[int], Status | None]:
+        """`score` per node with the pod's part done once: each image's scaled score (`scaledImageScore`),
+        then per node the sum over the images it lists, in the pod's order (repeats count again)."""
+        idx = image_index(self.snapshot)
+        total_nodes = self.snapshot.num_nodes
+        images, count_images = self._images(pod)
+        scaled: list[tuple[str, int]] = []
+        for image in images:
+            name = normalized_image_name(image)
+            st = idx.states.get(name)
+            if st is not None:
+                scaled.append((name, int(float(st[0]) * (float(st[1]) / float(total_nodes)))))
+        none = calculate_priority(0, count_images)
+        if not scaled:
+            return [none] * len(nodes), None
+        by_node = idx.by_node
+        out: list[int] = []
+        for ni in nodes:
+            have = by_node.get(ni.name)
+            if not have:
+                out.append(none)
+                continue
+            out.append(calculate_priority(sum(v for name, v in scaled if name in have), count_images))
+        return out, None
+
+    def _images(self, pod: Pod) -> tuple[list[str], int]:
+        """The images scored, and how many count in calculatePriority's threshold."""
+        images = pod.images()
+        count_images = len(images)
+        if self.dialect.image_locality_image_volumes:
+            # v1.36 sumImageScores adds the pod's image volumes (volumes[].image.reference); only v1.37
+            # counts them in calculatePriority's threshold too (v1.36 over-scored them, #138951).
+            volume_images = [
+                str(v["image"].get("reference") or "")
+                for v in pod.volumes
+                if isinstance(v.get("image"), dict)
+            ]
+            images = images + volume_images
+            if self.dialect.image_locality_counts_image_volumes:
+                count_images = len(images)
+        return images, count_images
+
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
         idx = image_index(self.snapshot)
         total_nodes = self.snapshot.num_nodes

@@ -243,11 +243,16 @@ def parse_resources(raw: Any) -> list[tuple[str, int]]:
 class ResourceScorer:
     """resourceAllocationScorer: per configured resource, (allocatable, node requested + pod request)."""
 
-    def __init__(self, resources: list[tuple[str, int]], fn: ScoreFn, use_requested: bool) -> None:
+    def __init__(
+        self, resources: list[tuple[str, int]], fn: ScoreFn, use_requested: bool, strategy: str = ""
+    ) -> None:
         self.resources = resources
         self.names = [r for r, _ in resources]
         self.fn = fn
         self.use_requested = use_requested
+        self.strategy = strategy
+        # The default resource list (cpu, then memory): what the batch scores inline (any weights).
+        self.cpu_memory = self.names == ["cpu", "memory"]
 
     def pod_requests(self, pod: Pod, dialect: Dialect) -> list[int]:
         """calculatePodResourceRequestList for the incoming (pending) pod.
@@ -329,7 +334,9 @@ def build_scorer(strategy: Any) -> ResourceScorer:
     resources = parse_resources(strategy.get("resources"))
     weights = [w for _, w in resources]
     if kind == MOST_ALLOCATED:
-        return ResourceScorer(resources, _weighted_truncating(_most_requested, weights), False)
+        return ResourceScorer(
+            resources, _weighted_truncating(_most_requested, weights), False, MOST_ALLOCATED
+        )
     if kind == REQUESTED_TO_CAPACITY_RATIO:
         rtcr = strategy.get("requestedToCapacityRatio") or {}
         points = []
@@ -343,7 +350,7 @@ def build_scorer(strategy: Any) -> ResourceScorer:
         return ResourceScorer(resources, _rtcr(points, weights), False)
     if kind != LEAST_ALLOCATED:
         raise ValueError(f"scoring strategy {kind} is not supported")
-    return ResourceScorer(resources, _weighted_truncating(_least_requested, weights), False)
+    return ResourceScorer(resources, _weighted_truncating(_least_requested, weights), False, LEAST_ALLOCATED)
 
 
 class Fit(Plugin):
@@ -366,7 +373,34 @@ class Fit(Plugin):
             # fit.go Filter: no fallback when PreFilter did not run (a profile that disables
             # NodeResourcesFit's PreFilter only): every node fails with this error.
             return Status.error(f'error reading "{_PRE_FILTER_KEY}" from cycleState: not found')
-        insufficient = fits_request(req, node_info, self.ignored, self.ignored_groups, self._dra_mapped())
+        return self._verdict(req, node_info, self._dra_mapped())
+
+    def filter_many(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status]:
+        """`filter` per node in one loop: a node where the pod's cpu, memory and ephemeral-storage fit the
+        free allocatable (and one more pod fits) passes on a few integer comparisons, as `fits_request`
+        checks them; any other node (and a pod with scalar resources) goes through `filter`'s own path."""
+        req: _PodRequest | None = state.read(_PRE_FILTER_KEY)
+        if req is None or req.scalar:
+            return super().filter_many(state, pod, nodes)
+        dra_mapped = self._dra_mapped()
+        wanted = [(r, q) for r, q in req.fixed if q > 0]
+        out: list[Status] = []
+        append = out.append
+        for ni in nodes:
+            alloc = ni.allocatable
+            if len(ni.pods) + 1 <= alloc.get("pods", 0):
+                used = ni.requested
+                for r, q in wanted:
+                    if q > alloc.get(r, 0) - used.get(r, 0):
+                        break
+                else:
+                    append(SUCCESS)
+                    continue
+            append(self._verdict(req, ni, dra_mapped))
+        return out
+
+    def _verdict(self, req: _PodRequest, node_info: NodeInfo, dra_mapped: frozenset[str]) -> Status:
+        insufficient = fits_request(req, node_info, self.ignored, self.ignored_groups, dra_mapped)
         if not insufficient:
             return SUCCESS
         code = Code.UNSCHEDULABLE
@@ -393,3 +427,44 @@ class Fit(Plugin):
         if reqs is None:
             reqs = self.scorer.pod_requests(pod, self.dialect)
         return self.scorer.score(node_info, reqs, self.scorer.dra_totals(self.snapshot, self.dialect))
+
+    def score_many(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[list[int], Status | None]:
+        """`score` per node in one loop for LeastAllocated/MostAllocated over cpu and memory (the default
+        resources, any weights): allocatable against the node's non-zero requests plus the pod's, as
+        `ResourceScorer.vectors` and `_weighted_truncating` compute them (integers only, the same result).
+        Other strategies and resource lists score node by node."""
+        sc = self.scorer
+        if not sc.cpu_memory or sc.strategy not in (LEAST_ALLOCATED, MOST_ALLOCATED):
+            return super().score_many(state, pod, nodes)
+        reqs: list[int] | None = state.read(_PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = sc.pod_requests(pod, self.dialect)
+        q_cpu, q_mem = reqs
+        w_cpu, w_mem = sc.resources[0][1], sc.resources[1][1]
+        least = sc.strategy == LEAST_ALLOCATED
+        top = MAX_NODE_SCORE
+        out: list[int] = []
+        append = out.append
+        for ni in nodes:
+            alloc = ni.allocatable
+            a_cpu = alloc.get("cpu", 0)
+            a_mem = alloc.get("memory", 0)
+            total = wsum = 0
+            if a_cpu:
+                r = ni.non_zero_cpu + q_cpu
+                if least:
+                    total += (0 if r > a_cpu else (a_cpu - r) * top // a_cpu) * w_cpu
+                else:
+                    total += (min(r, a_cpu) * top // a_cpu) * w_cpu
+                wsum += w_cpu
+            if a_mem:
+                r = ni.non_zero_mem + q_mem
+                if least:
+                    total += (0 if r > a_mem else (a_mem - r) * top // a_mem) * w_mem
+                else:
+                    total += (min(r, a_mem) * top // a_mem) * w_mem
+                wsum += w_mem
+            append(total // wsum if wsum else 0)
+        return out, None
