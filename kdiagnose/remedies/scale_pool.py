@@ -114,7 +114,15 @@ class Template:
         own = self.rep.name if self.rep is not None else None
         # A label whose value is the member's own name (topology.topolvm.io/node) names the new node instead.
         labels = {k: (name if own and v == own else v) for k, v in self.labels.items()}
-        return simulated_node(name, labels, self.taints, self.allocatable), daemon_pods_for(self.rep, name)
+        node = simulated_node(name, labels, self.taints, self.allocatable)
+        if self.rep is not None:
+            # A new node of the pool runs the kubelet its members run (same version, same feature gates), so
+            # it declares what the representative declares (status.declaredFeatures, NodeDeclaredFeatures
+            # v1.36+): without this every scale-up of a pool that does declare a feature the pod needs
+            # failed NodeDeclaredFeatures, and only the risky kubelet reconfiguration was left.
+            node.declared_features = self.rep.node.declared_features
+            node.kubelet_version = self.rep.node.kubelet_version
+        return node, daemon_pods_for(self.rep, name)
 
 
 def templates(pool: NodePool, label_overrides: dict[str, str] | None = None) -> list[Template]:

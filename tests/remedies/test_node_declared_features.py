@@ -6,7 +6,7 @@ from __future__ import annotations
 from kdiagnose.load.files import load_paths
 from kdiagnose.load.snapshot import build_snapshot
 from kdiagnose.remedies.engine import compute_remedies
-from kdiagnose.results import RISKY
+from kdiagnose.results import RISKY, SAFE
 from kdiagnose.scheduler.engine import Scheduler
 from kdiagnose.versions import dialect_for
 from tests.remedies.helpers import FIXTURES, by_kind, remedies_for
@@ -94,3 +94,18 @@ def test_before_v136_the_plugin_is_not_in_the_profile() -> None:
     d = sched.diagnose(pod)
     assert d.scheduled  # no feature check before v1.36
     assert compute_remedies(snap, sched, d) == ([], [])
+
+
+def test_a_new_node_of_a_pool_that_declares_the_feature_declares_it_too() -> None:
+    # restart-ready's only node declares the feature but is full; a new node of that pool runs the same
+    # kubelet, so scaling the pool is the safe fix (it used to fail NodeDeclaredFeatures in the what-if,
+    # leaving only the risky kubelet changes). Pools that declare nothing still cannot be scaled into it.
+    remedies, notes = remedies_for(CASE, "default/trainer")
+    (scale,) = by_kind(remedies, "scale-pool")
+    assert scale.details["pool"] == "restart-ready"
+    assert scale.safety == SAFE
+    assert remedies[0] is scale  # a safe change ranks before the risky node-side ones
+    assert not any(n.startswith("pool restart-ready: no scale-up") for n in notes)
+    for pool in ("workers-v135", "workers-v136"):
+        (line,) = [n for n in notes if n.startswith(f"pool {pool}: no scale-up")]
+        assert "NodeDeclaredFeatures" in line
