@@ -288,6 +288,26 @@ def test_missing_inputs_are_noted() -> None:
     assert "not checked: the input has no CSIDrivers (storage capacity of unbound claims)" in notes
 
 
+NO_CAPACITIES = "not checked: the input has no CSIStorageCapacities"
+
+
+@pytest.mark.parametrize(
+    ("objects", "noted"),
+    [
+        pytest.param([driver(True)], True, id="capacity-tracking driver, no CSIStorageCapacity at all"),
+        pytest.param([driver(True), capacity("ca", "100Gi", "a")], False, id="capacities in the input"),
+        pytest.param([driver(False)], False, id="driver without storageCapacity"),
+    ],
+)
+def test_missing_storage_capacities_are_noted(objects: list[dict[str, Any]], noted: bool) -> None:
+    # Without any CSIStorageCapacity every node fails "did not have enough free storage": a dump that left
+    # the kind out must say so rather than pass it off as the cluster's state.
+    snap = snapshot(NODES, [], [pvc("c", storage="10Gi"), storage_class(), *objects])
+    state, pre, _ = run(make(VolumeBinding, snap), pod("p", volumes=[pvc_vol("c")]))
+    assert pre.ok
+    assert any(n.startswith(NO_CAPACITIES) for n in notes_of(state)) is noted
+
+
 def test_generic_ephemeral_claim_owned_by_the_pod_is_provisioned() -> None:
     objs = [pvc("p-scratch", owner_uid="uid-p"), storage_class(zones=["b"])]
     assert filter_all(objs, [eph_vol("scratch")]) == {"a1": BIND_CONFLICT, "b1": "ok"}

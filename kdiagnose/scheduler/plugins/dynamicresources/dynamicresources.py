@@ -110,6 +110,12 @@ def _l(v: Any) -> list[Any]:
     return v if isinstance(v, list) else []
 
 
+# Also true of a cluster without any DRA driver; a dump that left the kind out reads the same way.
+_NO_SLICES = (
+    "the input has no ResourceSlices: no node offers devices to allocate (no DRA driver publishes any, or "
+    "the dump left them out: kubectl get resourceslices)"
+)
+
 @dataclass(slots=True)
 class _Claim:
     namespace: str
@@ -387,12 +393,12 @@ class DynamicResources(Plugin):
                             "not checked: the input has no DeviceClasses: every device class reads as missing",
                         )
                     if not self.snapshot.has("ResourceSlice"):
-                        add_note(state, "the input has no ResourceSlices: no node offers devices to allocate")
+                        add_note(state, _NO_SLICES)
                     return None, st
             to_allocate.append(parse_claim_requests(c.key, _d(c.raw.get("spec"))))
         if to_allocate:
             if not self.snapshot.has("ResourceSlice"):
-                add_note(state, "the input has no ResourceSlices: no node offers devices to allocate")
+                add_note(state, _NO_SLICES)
             if self.dialect.dra_device_taint_rules and not self.snapshot.has("DeviceTaintRule"):
                 add_note(
                     state,

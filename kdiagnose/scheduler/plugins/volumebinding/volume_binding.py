@@ -223,10 +223,25 @@ class VolumeBinding(Plugin):
                 add_note(
                     state, "not checked: the input has no CSIDrivers (storage capacity of unbound claims)"
                 )
+            elif not snap.has("CSIStorageCapacity") and any(self._tracks_capacity(c.cls) for c in st.delay):
+                # hasEnoughCapacity reads "no CSIStorageCapacity" as "no capacity on this node": a dump that
+                # left the kind out makes every node fail "did not have enough free storage".
+                add_note(
+                    state,
+                    "not checked: the input has no CSIStorageCapacities; a CSI driver with storageCapacity: "
+                    "true then has no capacity on any node (kubectl get csistoragecapacities -A)",
+                )
         # sort.Sort(byPVCSize): insertion sort for the few claims a pod has, i.e. stable.
         st.delay_by_size = sorted(st.delay, key=lambda c: c.requested)
         state.write(_STATE_KEY, st)
         return None, SUCCESS
+
+    def _tracks_capacity(self, cls: str) -> bool:
+        """The claim's class provisions through a CSIDriver with storageCapacity: true (hasEnoughCapacity's
+        condition for reading CSIStorageCapacity objects at all)."""
+        sc = self.snapshot.get("StorageClass", cls) if cls else None
+        driver = self.snapshot.get("CSIDriver", str(sc.get("provisioner") or "")) if sc is not None else None
+        return driver is not None and spec(driver).get("storageCapacity") is True
 
     def _unbound(self, pvc: Obj, namespace: str, name: str, cls: str) -> _Unbound:
         s = spec(pvc)
