@@ -201,8 +201,23 @@ def _pack(ctx: Context, tpl: Template, first: tuple[Node, list[Pod]], headroom: 
     return Fit(tpl, len(nodes), len(binds), len(others) + 1, [nd.name for nd, _ in nodes], capped)
 
 
-def _why(pool: NodePool, st: Status) -> str:
+def _why(pool: NodePool, st: Status, daemons: list[Pod]) -> str:
     det = st.details[0] if st.details else {}
+    if st.plugin == n.NODE_PORTS and daemons:
+        # The holder is a copy of a DaemonSet pod made for the simulated node (daemon_pods_for): name its
+        # DaemonSet, which is the same for every template, not the copy.
+        owners = {
+            f"{p.namespace}/{p.name}": f"{p.namespace}/{ref.get('name')}"
+            for p in daemons
+            if (ref := p.controller_ref()) is not None
+        }
+        ds = next((owners[k] for d in st.details if (k := str(d.get("usedBy"))) in owners), None)
+        if ds:
+            ports = ", ".join(sorted({str(d.get("port")) for d in st.details if d.get("port")}))
+            return (
+                f"a new node would fail NodePorts: DaemonSet {ds} holds host port "
+                f"{ports} on every node of the pool"
+            )
     if st.plugin == n.TAINT_TOLERATION:
         return f"the pool's taint {det.get('taint', '')} is not tolerated by the pod".replace("  ", " ")
     if st.plugin == n.NODE_AFFINITY:
@@ -240,7 +255,7 @@ def try_pool(
                 )
             return _pack(ctx, tpl, first, headroom), ""
         if st is not None:
-            text = _why(pool, st)
+            text = _why(pool, st, first[1])
             if text not in why and len(why) < 3:
                 why.append(text)
     return None, "; ".join(why) or "no member to copy"

@@ -18,9 +18,10 @@ from typing import Any
 import yaml
 
 from kdiagnose.model.objects import Node, Pod, Taint
-from kdiagnose.model.quantity import QuantityError, display_quantity, parse_quantity
+from kdiagnose.model.quantity import QuantityError, parse_quantity
 from kdiagnose.model.requests import finish_pod
 from kdiagnose.model.snapshot import NodeInfo, Snapshot
+from kdiagnose.scheduler.describe import describe_details
 from kdiagnose.scheduler.diagnosis import Diagnosis
 from kdiagnose.scheduler.engine import Scheduler
 from kdiagnose.scheduler.framework import Code, CycleState, Status
@@ -700,20 +701,9 @@ class Context:
 # ---------------------------------------------------------------------------------------------- text
 
 
-def _fmt_value(key: str, v: Any, resource: str | None) -> str:
-    if resource and key in ("requested", "free", "allocatable") and isinstance(v, int):
-        return display_quantity(resource, v)  # the units every report uses (3.95Gi, 0.5 CPU)
-    if isinstance(v, list):
-        return "[" + ", ".join(str(x) for x in v) + "]"
-    return str(v)
-
-
 def describe_status(s: Status) -> str:
-    """`reason (detail k=v, ...)` for notes: the scheduler's reason plus its concrete cause."""
-    parts = []
-    for det in s.details:
-        res = det.get("resource") if isinstance(det.get("resource"), str) else None
-        kv = ", ".join(f"{k}={_fmt_value(k, v, res)}" for k, v in det.items() if k != "resource")
-        parts.append(f"{res}: {kv}" if res else kv)
+    """`reason (concrete cause)` for notes: the scheduler's reason plus its details in the words the
+    per-node causes use (scheduler/describe.py: "needs 12 CPU, 4 free of 4 allocatable"), not `k=v`."""
     text = ", ".join(s.reasons) or s.code.label
-    return f"{text} ({'; '.join(parts)})" if parts else text
+    cause = describe_details(s.details)
+    return f"{text} ({cause})" if cause else text

@@ -32,7 +32,7 @@ def test_no_pool_helps_says_why_per_pool() -> None:
     remedies, notes = remedies_for("remedies/no-pool-fits.yaml", "default/big")
     assert by_kind(remedies, "scale-pool") == []
     assert (
-        "pool general: no scale-up: a new node is too small: Insufficient cpu (cpu: requested=12, free=4, allocatable=4)"
+        "pool general: no scale-up: a new node is too small: Insufficient cpu (needs 12 CPU, 4 free of 4 allocatable)"
         in notes
     )
     assert (
@@ -112,3 +112,23 @@ def test_dra_pool_scale_up_simulates_the_new_nodes_devices() -> None:
     assert any(
         n.startswith("pool general: no scale-up: a new node would offer only the DRA devices") for n in notes
     )
+
+
+def test_a_daemonset_holding_the_port_is_named_once_per_pool() -> None:
+    # Every new node of general runs node-exporter (a DaemonSet on 9100/TCP): the note names the DaemonSet,
+    # once, not each template's copy of its pod ("node-exporter-djpkw-general-simulated-1", ...).
+    _, notes = remedies_for(
+        "golden/cluster-eks-large-mixed.yaml", "monitoring/node-problem-exporter-7d8c9b6f5-t2x4k"
+    )
+    (line,) = [x for x in notes if x.startswith("pool general: no scale-up")]
+    assert line == (
+        "pool general: no scale-up: a new node would fail NodePorts: DaemonSet monitoring/node-exporter holds "
+        "host port 0.0.0.0:9100/TCP on every node of the pool"
+    )
+
+
+def test_notes_give_the_cause_in_words_not_detail_keys() -> None:
+    _, notes = remedies_for("golden/cluster-eks-large-mixed.yaml", "ml/gpu-batch-scoring-5x7pq")
+    (line,) = [x for x in notes if x.startswith("toleration: tolerating workload=memory-optimized")]
+    assert "nodeSelector role=gpu (node has 'memory')" in line
+    assert "nodeValue=" not in line and "nodeSelector=" not in line

@@ -116,6 +116,7 @@ _NO_SLICES = (
     "the dump left them out: kubectl get resourceslices)"
 )
 
+
 @dataclass(slots=True)
 class _Claim:
     namespace: str
