@@ -9,9 +9,10 @@ from kdiagnose.remedies.whatif import Context
 from kdiagnose.results import AUTOMATIC, Remedy
 from kdiagnose.scheduler import names as n
 from kdiagnose.scheduler.framework import Code
-from kdiagnose.scheduler.preemption import filter_pods_with_pdb_violation, pdbs_of
+from kdiagnose.scheduler.preemption import PDB, filter_pods_with_pdb_violation, pdbs_of
 
 if TYPE_CHECKING:
+    from kdiagnose.model.objects import Pod
     from kdiagnose.model.snapshot import Snapshot
 
 __all__ = ["remedies"]
@@ -33,10 +34,28 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
     pdbs = pdbs_of(ctx.snapshot)
     violating, _ = filter_pods_with_pdb_violation(victims, pdbs)
     bad = {id(v) for v in violating}
+    checked = ctx.snapshot.has("PodDisruptionBudget")
     rows = []
     for v in victims:
-        effect = "violates its PodDisruptionBudget" if id(v) in bad else "within PDB budget"
+        # Said per victim in what is known: "within PDB budget" for a pod no PDB covers (or a dump without
+        # PDBs) read as if a budget protected it.
+        if id(v) in bad:
+            effect = "violates its PodDisruptionBudget"
+        elif not checked:
+            effect = "PodDisruptionBudgets not in the input"
+        elif _covered(v, pdbs):
+            effect = "its PodDisruptionBudget allows it"
+        else:
+            effect = "no PodDisruptionBudget"
         rows.append({"pod": v.key, "priority": v.priority, "pdb": effect})
+    if not checked:
+        pdb_risk = "the input has no PodDisruptionBudgets: whether a victim is protected was not checked"
+    elif violating:
+        pdb_risk = (
+            f"deleting {len(violating)} of the {len(victims)} victim(s) violates their PodDisruptionBudget"
+        )
+    else:
+        pdb_risk = "no victim's PodDisruptionBudget is violated"
     listing = ", ".join(f"{x['pod']} (priority {x['priority']}, {x['pdb']})" for x in rows)
     return [
         Remedy(
@@ -52,8 +71,7 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
             risk=(
                 "the scheduler deletes the victims with their graceful termination period (not through the "
                 "eviction API: a PodDisruptionBudget does not stop it); pods with a controller are re-created and "
-                f"may themselves stay Pending, bare pods are gone; deleting {len(violating)} of the {len(victims)} "
-                "victim(s) violates their PodDisruptionBudget"
+                f"may themselves stay Pending, bare pods are gone; {pdb_risk}"
             ),
             verify=(
                 f"kubectl get pod/{pod.name} -n {pod.namespace} -o jsonpath='{{.status.nominatedNodeName}}'"
@@ -67,6 +85,13 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
             details={"nominated_node": pre.nominated_node, "victims": rows, "pdb_violations": len(violating)},
         )
     ], []
+
+
+def _covered(pod: Pod, pdbs: list[PDB]) -> bool:
+    """A PDB of the pod's namespace selects it (filterPodsWithPDBViolation's match, default_preemption.go)."""
+    return bool(pod.labels) and any(
+        pdb.namespace == pod.namespace and pdb.matches is not None and pdb.matches(pod.labels) for pdb in pdbs
+    )
 
 
 _LOWEST_KEY = "remedies/preemption:lowest-bound-priority"
