@@ -295,9 +295,18 @@ def _how(pool: NodePool, size: int) -> str:
     if src in ("eks.amazonaws.com/nodegroup", "alpha.eksctl.io/nodegroup-name"):
         return f"eksctl scale nodegroup --cluster <cluster> --name {name} --nodes {size} (raise --nodes-max if the group is at its max)"
     if src == "cloud.google.com/gke-nodepool":
+        # --num-nodes counts per zone: exact for a one-zone pool; for a multi-zonal one the advice says so.
+        # (No parentheses around the advice: _rest strips them from its ends only.)
+        zones = {z for m in pool.members if (z := zone_of(m.node))}
+        if len(zones) <= 1:
+            return (
+                f"gcloud container clusters resize <cluster> --node-pool {name} --num-nodes {size}; "
+                "or raise the pool's autoscaling max"
+            )
         return (
-            f"gcloud container clusters resize <cluster> --node-pool {name} --num-nodes <n> "
-            f"(per zone for a multi-zonal pool; {size} nodes in all), or raise the pool's autoscaling max"
+            f"gcloud container clusters resize <cluster> --node-pool {name} --num-nodes <n>; "
+            f"<n> is per zone and the pool spans {len(zones)} zones ({size} nodes in all are needed); "
+            "or raise the pool's autoscaling max"
         )
     if src in ("kubernetes.azure.com/agentpool", "agentpool"):
         return f"az aks nodepool scale -g <resource-group> --cluster-name <cluster> --name {name} --node-count {size}"

@@ -132,3 +132,32 @@ def test_notes_give_the_cause_in_words_not_detail_keys() -> None:
     (line,) = [x for x in notes if x.startswith("toleration: tolerating workload=memory-optimized")]
     assert "nodeSelector role=gpu (node has 'memory')" in line
     assert "nodeValue=" not in line and "nodeSelector=" not in line
+
+
+def test_gke_resize_says_the_count_is_per_zone_in_a_whole_sentence() -> None:
+    # `gcloud ... resize --num-nodes` counts per zone; the advice used to lose its opening parenthesis
+    # ("then: per zone for a multi-zonal pool; 4 nodes in all), or raise ...").
+    remedies, _ = remedies_for("golden/volumes-pv-node-affinity-conflict.yaml", "default/mysql-0")
+    (scale,) = by_kind(remedies, "scale-pool")
+    assert scale.commands == [
+        "gcloud container clusters resize <cluster> --node-pool apps-pool --num-nodes <n>"
+    ]
+    assert scale.apply_note.startswith(
+        "<n> is per zone and the pool spans 3 zones (4 nodes in all are needed); or raise the pool's "
+        "autoscaling max"
+    )
+
+
+@pytest.mark.parametrize(
+    ("scenario", "pod"),
+    [
+        ("golden/volumes-pv-node-affinity-conflict.yaml", "default/mysql-0"),
+        ("remedies/arch-gpu.yaml", "finance/billing-7f9c4d8b6-x2x9z"),
+        ("golden/preemption-pdb-violated-when-unavoidable.yaml", "default/payments-0"),
+    ],
+)
+def test_scale_up_advice_has_balanced_parentheses(scenario: str, pod: str) -> None:
+    remedies, _ = remedies_for(scenario, pod)
+    for r in by_kind(remedies, "scale-pool"):
+        for text in (r.summary, r.risk, r.apply_note):
+            assert text.count("(") == text.count(")"), text
