@@ -8,6 +8,7 @@ scheduler words them (the golden fixtures' messages).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -187,3 +188,35 @@ def _snap(namespaces: list[str], pod_namespaces: list[str]) -> Any:
 def test_partial_dump_warning(namespaces: list[str], pod_namespaces: list[str], warned: bool) -> None:
     warnings = partial_dump_warnings(_snap(namespaces, pod_namespaces))
     assert any("without -A" in w for w in warnings) is warned
+
+
+# Real scenarios whose remedies carry long comments (rollback, YAML patch headers, verify remarks), long
+# node names, or a message over 1024 bytes.
+FIXTURE_CASES = [
+    "demo/cluster.yaml",
+    "golden/preemption-daemonset-node-critical.yaml",
+    "golden/cluster-kind-ingress-control-plane.yaml",
+    "golden/cluster-eks-large-mixed.yaml",
+    "golden/features/ndf-restart-all-containers.yaml",
+    "golden/edge-message-over-1024.yaml",
+    "remedies/arch-gpu.yaml",
+]
+
+
+@pytest.mark.parametrize("case", FIXTURE_CASES)
+def test_fixture_reports_fit_80_columns_and_keep_the_message_word_for_word(case: str) -> None:
+    from typer.testing import CliRunner
+
+    from kdiagnose.cli import app
+
+    path = str(ROOT / "fixtures" / case)
+    env = {"COLUMNS": "80", "NO_COLOR": "1"}
+    human = CliRunner().invoke(app, ["diagnose", path], env=env).stdout
+    long = [line for line in human.splitlines() if len(line) > 80 and not COMMAND.match(line)]
+    assert long == []
+    # The scheduler's message is wrapped at spaces only: the words, in order, are the recorded text.
+    doc = json.loads(CliRunner().invoke(app, ["diagnose", path, "-o", "json"], env=env).stdout)
+    flat = " ".join(human.split())
+    for pod in doc["pods"]:
+        if pod.get("message"):
+            assert pod["message"][:1024].rsplit(" ", 1)[0] in flat, pod["pod"]

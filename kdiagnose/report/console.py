@@ -77,20 +77,23 @@ def _remedies(out: Out, pr: PodReport, opts: RenderOptions) -> None:
             out.para(f"risk: {r.risk}", 5, 7, style="dim")
         if r.patch:
             for line in r.patch.rstrip("\n").splitlines():
-                out.verbatim("       " + line)  # YAML: never re-wrapped
+                if line.lstrip().startswith("#"):
+                    out.command(line.lstrip(), 7 + len(line) - len(line.lstrip()))  # a YAML comment
+                else:
+                    out.verbatim("       " + line)  # YAML: never re-wrapped
         # Commands are printed whole, one per line, never wrapped: a copy is the exact command.
         if r.commands:
             out.line("     run:", "dim")
             for cmd in r.commands:
-                out.verbatim("       " + cmd)
+                out.command(cmd, 7)
         if r.apply_note:
             out.para(f"then: {r.apply_note}", 5, 7, style="dim")
         if r.verify:
             out.line("     verify:", "dim")
-            out.verbatim("       " + r.verify)
+            out.command(r.verify, 7)
         if r.rollback:
             out.line("     rollback:", "dim")
-            out.verbatim("       " + r.rollback)
+            out.command(r.rollback, 7)
     if len(pr.remedies) > limit:
         out.line(f"  … {len(pr.remedies) - limit} more (--all-remedies)", "dim")
     elif pr.remedies_not_tried:

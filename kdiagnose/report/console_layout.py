@@ -71,6 +71,22 @@ class Out:
         """Printed as is; the terminal soft-wraps it, so a copy is the exact text."""
         self.line(text, style)
 
+    def command(self, text: str, indent: int, style: str | None = None) -> None:
+        """A shell line to copy: the command itself is never wrapped (a copy is the exact command), but a
+        line that is only a `# ...` comment is wrapped as comment lines, and a trailing `  # ...` remark that
+        would push the line past the width goes on comment lines above the command."""
+        pad = " " * indent
+        if text.startswith("#"):
+            body = text[1:].strip()
+            for ln in _wrap(safe(body), self.width, pad + "# ", pad + "# ") or [pad + "#"]:
+                self.line(ln, style)
+            return
+        cut = text.rfind("  # ")
+        if len(pad) + len(text) > self.width and cut > 0 and not any(q in text[cut:] for q in "'\"`"):
+            self.command("# " + text[cut + 4 :], indent, style)
+            text = text[:cut]
+        self.verbatim(pad + text, style)
+
     def para(self, text: str, indent: int = 0, hang: int | None = None, style: str | None = None) -> None:
         hang = indent + 2 if hang is None else hang
         for ln in _wrap(safe(text), self.width, " " * indent, " " * hang) or [" " * indent]:
