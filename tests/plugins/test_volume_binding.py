@@ -288,6 +288,21 @@ def test_missing_inputs_are_noted() -> None:
     assert "not checked: the input has no CSIDrivers (storage capacity of unbound claims)" in notes
 
 
+def test_a_claim_without_a_class_and_no_storage_classes_is_noted() -> None:
+    # The claim template of a manifest often names no class: admission gives it the default StorageClass,
+    # which a snapshot without StorageClasses cannot tell.
+    state, pre, _ = run(
+        make(VolumeBinding, snapshot(NODES, [], [pvc("c", sc=None)])), pod("p", volumes=[pvc_vol("c")])
+    )
+    assert pre.reasons == ("pod has unbound immediate PersistentVolumeClaims",)
+    assert any(
+        n.startswith("not checked: the input has no StorageClasses (claims without") for n in notes_of(state)
+    )
+    objs = [pvc("c", sc=None), storage_class()]
+    state, _, _ = run(make(VolumeBinding, snapshot(NODES, [], objs)), pod("p", volumes=[pvc_vol("c")]))
+    assert not any("no StorageClasses" in n for n in notes_of(state))
+
+
 NO_CAPACITIES = "not checked: the input has no CSIStorageCapacities"
 
 

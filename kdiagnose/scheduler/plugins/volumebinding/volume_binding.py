@@ -205,6 +205,14 @@ class VolumeBinding(Plugin):
                 else:
                     # IsDelayBindingMode; a class that does not exist means Immediate.
                     delay = binding_mode(sc) == "WaitForFirstConsumer"
+            elif not snap.has("StorageClass"):
+                # No class: admission's DefaultStorageClass would have named the default one, if any; without
+                # the StorageClasses kdiagnose cannot tell (a manifest's claim template often names none).
+                add_note(
+                    state,
+                    "not checked: the input has no StorageClasses (claims without storageClassName get the "
+                    "default class, if there is one)",
+                )
             if delay and not spec(pvc).get("volumeName"):
                 st.delay.append(self._unbound(pvc, pod.namespace, name, cls))
             else:
