@@ -375,3 +375,14 @@ def test_object_names_are_neither_markup_nor_terminal_control() -> None:
 )
 def test_details_in_plain_words(details: tuple[dict[str, Any], ...], want: str) -> None:
     assert describe_details(details) == want
+
+
+def test_a_field_path_longer_than_the_line_breaks_after_a_dot() -> None:
+    from kdiagnose.report.console_layout import _wrap
+
+    path = "spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
+    lines = _wrap(f"field {path} (k8s/web.yaml:17:13)", 80, "     ", "       ")
+    assert lines[:2] == [
+        "     field spec.template.spec.affinity.podAntiAffinity.",
+        "       requiredDuringSchedulingIgnoredDuringExecution[0] (k8s/web.yaml:17:13)",
+    ]

@@ -26,15 +26,15 @@ def safe(text: str) -> str:
 
 
 class _Wrapper(textwrap.TextWrapper):
-    """Breaks at spaces; a token wider than a whole line (a long pool or label list) breaks after `,` `/` `=`
-    or `:` rather than at an arbitrary character."""
+    """Breaks at spaces; a token wider than a whole line (a long pool or label list, a field path) breaks
+    after `,` `/` `=` `:` or `.` rather than at an arbitrary character."""
 
     def _split(self, text: str) -> list[str]:
         room = self.width - len(self.subsequent_indent)
         out: list[str] = []
         for chunk in super()._split(text):
             if len(chunk) > room and not chunk.isspace():
-                out.extend(x for x in re.split(r"(?<=[,/=:])", chunk) if x)
+                out.extend(x for x in re.split(r"(?<=[,/=:.])", chunk) if x)
             else:
                 out.append(chunk)
         return out
