@@ -288,6 +288,8 @@ def test_a_gated_pod_says_no_attempt_is_made() -> None:
     assert "  waiting for scheduling gates: [example.com/q]" in out.splitlines()
     assert "no FailedScheduling event is written" in flat(out)
     assert "Why " not in out
+    # The command that lists them names the pod (without a name the jsonpath printed nothing), whole.
+    assert "  kubectl get pod web-1 -n default -o jsonpath='{.spec.schedulingGates}'" in out.splitlines()
 
 
 def test_preemption_names_the_node_and_the_victims() -> None:

@@ -24,6 +24,7 @@ from kdiagnose.report.console_scores import render_scores
 from kdiagnose.report.console_summary import (
     STATUS_RANK,
     cause_and_fix,
+    gates_command,
     glance,
     pod_headline,
     pod_status,
@@ -225,6 +226,9 @@ def _pod_body(out: Out, pr: PodReport, report: Report, opts: RenderOptions, shar
             2,
             style="dim",
         )
+        if d.gated:
+            out.line("List the gates still set:", "dim")
+            out.command(gates_command(d.pod), 2)
     if d.prefilter is not None and d.prefilter.code == Code.ERROR:
         out.para(
             f"PreFilter {d.prefilter.plugin} failed with an error: {d.prefilter.message}", 0, 2, "yellow"

@@ -12,6 +12,7 @@ from kdiagnose.report.console_layout import plural
 from kdiagnose.report.details import describe_details
 
 if TYPE_CHECKING:
+    from kdiagnose.model.objects import Pod
     from kdiagnose.results import PodReport, Remedy
     from kdiagnose.scheduler.diagnosis import Diagnosis
     from kdiagnose.scheduler.framework import Status
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "STATUS_RANK",
     "cause_and_fix",
+    "gates_command",
     "glance",
     "pod_headline",
     "pod_status",
@@ -102,6 +104,11 @@ def pod_status(pr: PodReport) -> str:
     return "schedulable" if d.scheduled else "unschedulable"
 
 
+def gates_command(pod: Pod) -> str:
+    """The command that lists a gated pod's remaining schedulingGates."""
+    return f"kubectl get pod {pod.name} -n {pod.namespace} -o jsonpath='{{.spec.schedulingGates}}'"
+
+
 def cause_and_fix(pr: PodReport) -> tuple[str, str, str]:
     """(cause, label, fix) in one line each: what keeps the pod Pending and the first thing to do about it.
 
@@ -136,7 +143,9 @@ def cause_and_fix(pr: PodReport) -> tuple[str, str, str]:
         return (
             f"held by scheduling gates ({gates}): kube-scheduler does not try it until they are removed",
             "Fix",
-            "whoever added the gates removes them (kubectl get pod -o jsonpath='{.spec.schedulingGates}')",
+            # The command that lists them is in the pod's section (gates_command): a line cut at the width
+            # would lose it, and without the pod's name it printed nothing.
+            "whoever added the gates removes them",
         )
     if status == "waiting" and d.preenqueue is not None:
         found = next((r for r in pr.remedies if r.kind in ("fix-reference", "create-object")), None)
