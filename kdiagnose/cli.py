@@ -112,12 +112,32 @@ _PLUGGED: list[tuple[str, str, str]] = [
     ("check", "kdiagnose.commands.check", "check_command"),  # CI gate over manifests
 ]
 
+# The command list of `kdiagnose -h` (click cuts a docstring's first line at 45 characters with "..."),
+# and each command's exit codes (README "Exit codes"; kdiagnose/exitcodes.py), for scripts and CI.
+_DIAGNOSE_EXIT = (
+    "Exit codes: 0 every diagnosed pod is schedulable, 1 at least one is not, 2 usage error (bad flags, "
+    "version or scheduler configuration), 3 unreadable input or another error."
+)
+_HELP: dict[str, tuple[str, str]] = {
+    "diagnose": ("Diagnose the pending pods of a dump (offline).", _DIAGNOSE_EXIT),
+    "pod": ("Explain why a pod of the current cluster is Pending.", _DIAGNOSE_EXIT),
+    "pods": ("Explain every Pending pod of the current cluster.", _DIAGNOSE_EXIT),
+    "check": (
+        "CI gate: do workload manifests fit a cluster snapshot?",
+        "Exit codes: 0 pass, 1 the policy (--fail-on) failed, 2 usage error, 3 unreadable manifests or "
+        "snapshot.",
+    ),
+}
+
 
 def _register_plugged() -> None:
     import importlib
 
     for name, module, func in _PLUGGED:
-        app.command(name)(guarded(getattr(importlib.import_module(module), func)))
+        short, epilog = _HELP[name]
+        app.command(name, short_help=short, epilog=epilog)(
+            guarded(getattr(importlib.import_module(module), func))
+        )
 
 
 _register_plugged()

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from kdiagnose import __version__
 from kdiagnose.cli import app, dispatch_args
+from kdiagnose.exitcodes import ExitCode
 from kdiagnose.model.objects import Node, Pod
 from kdiagnose.model.pools import pool_of
 from kdiagnose.pipeline import parse_selector
@@ -423,3 +424,20 @@ def test_json_owner_is_the_workload_a_change_goes_to(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, dispatch_args([str(case), "-o", "json"]))
     doc = json.loads(res.stdout)
     assert [p["owner"] for p in doc["pods"]] == ["Deployment inference/llama-guard"]
+
+
+def test_help_lists_every_command_whole_and_each_command_states_its_exit_codes() -> None:
+    code, out, _ = run(["--help"], env={"COLUMNS": "80"})
+    assert code == 0
+    commands = out.split("Commands:", 1)[1]
+    assert "..." not in commands  # click cuts a long first docstring line
+    for name in ("diagnose", "pod", "pods", "check"):
+        assert re.search(rf"^  {name} +\S", commands, re.M), name
+        code, text, _ = run([name, "--help"], env={"COLUMNS": "80"})
+        assert code == 0
+        flat = " ".join(text.split())
+        # The codes the commands really return (kdiagnose/exitcodes.py), as README "Exit codes" lists them.
+        assert f"Exit codes: {ExitCode.OK.value} " in flat, name
+        for c in (ExitCode.UNSCHEDULABLE, ExitCode.USAGE, ExitCode.ERROR):
+            assert f", {c.value} " in flat, (name, c)
+        assert max(len(line) for line in text.splitlines()) <= 80, name

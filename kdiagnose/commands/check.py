@@ -90,6 +90,7 @@ def check_command(
         500,
         "--chunk-size",
         min=0,
+        metavar="N",
         help="With --context: list in pages of this many objects; 0 = unpaginated.",
     ),
     namespace: str = typer.Option(
@@ -125,7 +126,9 @@ def check_command(
     headroom: bool = typer.Option(
         False, "--headroom", help="Also report how many more replicas of each fit."
     ),
-    headroom_cap: int = typer.Option(1000, "--headroom-cap", min=1, help="Stop counting headroom here."),
+    headroom_cap: int = typer.Option(
+        1000, "--headroom-cap", min=1, metavar="N", help="Stop counting headroom here."
+    ),
     scheduler_config: str | None = typer.Option(
         None, "--scheduler-config", metavar="FILE", help="KubeSchedulerConfiguration to replay."
     ),

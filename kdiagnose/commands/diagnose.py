@@ -73,7 +73,9 @@ def diagnose_command(
         metavar="FILE",
         help="Node pools for scale-up remedies (YAML list of name, labels, taints, allocatable, min/max/current).",
     ),
-    top: int = typer.Option(5, "--top", min=1, help="Show the scores of the top N feasible nodes."),
+    top: int = typer.Option(
+        5, "--top", min=1, metavar="N", help="Show the scores of the top N feasible nodes."
+    ),
     all_nodes: bool = typer.Option(False, "--all-nodes", help="Show every node, not groups and the top N."),
     all_remedies: bool = typer.Option(
         False,

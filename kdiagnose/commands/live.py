@@ -592,13 +592,19 @@ _SHARED_OPTIONS: dict[str, Any] = {
     "chunk_size": Annotated[
         int,
         typer.Option(
-            "--chunk-size", min=0, help="List in pages of this many objects, as kubectl; 0 = unpaginated."
+            "--chunk-size",
+            min=0,
+            metavar="N",
+            help="List in pages of this many objects, as kubectl; 0 = unpaginated.",
         ),
     ],
     "output": Annotated[
-        str, typer.Option("-o", "--output", help="human, json or yaml.", autocompletion=complete_output)
+        str,
+        typer.Option(
+            "-o", "--output", metavar="human|json|yaml", help="Output format.", autocompletion=complete_output
+        ),
     ],
-    "no_color": Annotated[bool, typer.Option("--no-color", help="No ANSI colors.")],
+    "no_color": Annotated[bool, typer.Option("--no-color", help="No color (also: NO_COLOR set).")],
     "k8s_version": Annotated[
         str | None,
         typer.Option("--k8s-version", help="Replay as this release (default: the server's /version)."),
@@ -606,7 +612,9 @@ _SHARED_OPTIONS: dict[str, Any] = {
     "scheduler_config": Annotated[
         str | None,
         typer.Option(
-            "--scheduler-config", help="The cluster's KubeSchedulerConfiguration (default profile if absent)."
+            "--scheduler-config",
+            metavar="FILE",
+            help="The cluster's KubeSchedulerConfiguration (default profile if absent).",
         ),
     ],
     "scheduler_config_from": Annotated[
@@ -624,12 +632,18 @@ _SHARED_OPTIONS: dict[str, Any] = {
     ],
     "save_snapshot": Annotated[
         str | None,
-        typer.Option("--save-snapshot", help="Write what was fetched as YAML that `kdiagnose FILE` replays."),
+        typer.Option(
+            "--save-snapshot",
+            metavar="FILE",
+            help="Write what was fetched as YAML that `kdiagnose FILE` replays.",
+        ),
     ],
     "full": Annotated[
         bool, typer.Option("--full", help="With --save-snapshot: keep env, args, annotations, everything.")
     ],
-    "top": Annotated[int, typer.Option("--top", min=1, help="Show the scores of the top N feasible nodes.")],
+    "top": Annotated[
+        int, typer.Option("--top", min=1, metavar="N", help="Show the scores of the top N feasible nodes.")
+    ],
     "pools": Annotated[
         str | None,
         typer.Option(
