@@ -44,10 +44,12 @@ def pools_for(snapshot: Snapshot, specs: list[PoolSpec] | None = None) -> list[N
     return cached
 
 
+def _ready(ni: NodeInfo) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in ni.node.conditions)
+
+
 def _healthy(ni: NodeInfo) -> bool:
-    node = ni.node
-    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in node.conditions)
-    return ready and not node.unschedulable
+    return _ready(ni) and not ni.node.unschedulable
 
 
 def _representatives(pool: NodePool) -> list[NodeInfo]:
@@ -356,6 +358,15 @@ def _remedy(ctx: Context, pool: NodePool, fit: Fit, kind: str = "scale-pool", ex
         risk += f"; the pool's max size ({pool.spec.max if pool.spec else '?'}) stops the scale-up before every pod fits"
     if pool.source == "shape":
         risk += "; the pool was inferred from identical node shapes: check that an autoscaling group backs it"
+    if pool.members and not any(_ready(m) for m in pool.members):
+        # The simulated node is Ready by construction; the real ones are not, and a new node of the same
+        # group may not be either (the what-if cannot tell).
+        first = min(m.name for m in pool.members)
+        # Said first: at the end of the cost and autoscaler caveats it was easy to miss.
+        risk = (
+            f"none of the pool's {len(pool.members)} node(s) is Ready: what keeps them NotReady may keep a new "
+            f"node NotReady too: look first (kubectl describe node {first}); {risk}"
+        )
     current = (
         pool.spec.current if pool.spec is not None and pool.spec.current is not None else len(pool.members)
     )

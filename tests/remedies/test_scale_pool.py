@@ -161,3 +161,16 @@ def test_scale_up_advice_has_balanced_parentheses(scenario: str, pod: str) -> No
     for r in by_kind(remedies, "scale-pool"):
         for text in (r.summary, r.risk, r.apply_note):
             assert text.count("(") == text.count(")"), text
+
+
+def test_scaling_a_pool_whose_nodes_are_all_not_ready_says_so_first() -> None:
+    # The simulated node is Ready by construction; every real member is NotReady or unreachable.
+    remedies, _ = remedies_for("golden/edge-all-nodes-notready.yaml", "default/api-6c7d9b8f5-kq4zm")
+    (scale,) = by_kind(remedies, "scale-pool")
+    assert scale.risk.startswith(
+        "none of the pool's 3 node(s) is Ready: what keeps them NotReady may keep a new node NotReady too: "
+        "look first (kubectl describe node worker-1); adds 1 node(s)"
+    )
+    # A pool with Ready members does not get the warning.
+    remedies, _ = remedies_for("remedies/arch-gpu.yaml", "finance/billing-7f9c4d8b6-x2x9z")
+    assert all("is Ready" not in r.risk for r in by_kind(remedies, "scale-pool"))
