@@ -388,3 +388,25 @@ def test_a_field_path_longer_than_the_line_breaks_after_a_dot() -> None:
         "     field spec.template.spec.affinity.podAntiAffinity.",
         "       requiredDuringSchedulingIgnoredDuringExecution[0] (k8s/web.yaml:17:13)",
     ]
+
+
+def test_a_node_lifecycle_taint_is_named_in_the_cause() -> None:
+    from kdiagnose.report.console_summary import rejections
+
+    def taint(t: str) -> Status:
+        return Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            ("node(s) had untolerated taint(s)",),
+            "TaintToleration",
+            ({"taint": t},),
+        )
+
+    d = Diagnosis(pod=pod(), num_all_nodes=4)
+    d.verdicts = {
+        "a": taint("node.kubernetes.io/unreachable:NoSchedule"),
+        "b": taint("node.kubernetes.io/unreachable:NoSchedule"),
+        "c": taint("node.kubernetes.io/not-ready:NoSchedule"),
+        "d": taint("dedicated=batch:NoSchedule"),
+    }
+    # "taints" alone hid that the nodes are down.
+    assert rejections(d) == "2 rejected by unreachable taint, 1 by not-ready taint, 1 by taints"

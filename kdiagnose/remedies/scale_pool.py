@@ -48,6 +48,12 @@ def _ready(ni: NodeInfo) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in ni.node.conditions)
 
 
+def _not_ready(ni: NodeInfo) -> bool:
+    """The node reports Ready False or Unknown (a node without conditions, as a trimmed dump may give it,
+    is not known to be down)."""
+    return any(c.get("type") == "Ready" and c.get("status") != "True" for c in ni.node.conditions)
+
+
 def _healthy(ni: NodeInfo) -> bool:
     return _ready(ni) and not ni.node.unschedulable
 
@@ -358,7 +364,7 @@ def _remedy(ctx: Context, pool: NodePool, fit: Fit, kind: str = "scale-pool", ex
         risk += f"; the pool's max size ({pool.spec.max if pool.spec else '?'}) stops the scale-up before every pod fits"
     if pool.source == "shape":
         risk += "; the pool was inferred from identical node shapes: check that an autoscaling group backs it"
-    if pool.members and not any(_ready(m) for m in pool.members):
+    if pool.members and all(_not_ready(m) for m in pool.members):
         # The simulated node is Ready by construction; the real ones are not, and a new node of the same
         # group may not be either (the what-if cannot tell).
         first = min(m.name for m in pool.members)

@@ -66,6 +66,17 @@ def _by(st: Status) -> list[str]:
         return ["+".join(out)] if out else ["resources"]
     if st.plugin == "InterPodAffinity" and any("anti-affinity" in r for r in st.reasons):
         return ["pod anti-affinity"]
+    if st.plugin == "TaintToleration":
+        # A node-lifecycle taint (node.kubernetes.io/not-ready, unreachable, disk-pressure, ...) says the node
+        # is down or starved, which "taints" hides: name it.
+        keys = [
+            str(x.get("taint", "")).split(":", 1)[0].split("=", 1)[0]
+            for x in st.details
+            if isinstance(x, dict)
+        ]
+        state = [k.removeprefix("node.kubernetes.io/") for k in keys if k.startswith("node.kubernetes.io/")]
+        if state and len(state) == len(keys):
+            return [f"{state[0]} taint"]
     return [_BY.get(st.plugin or "", st.plugin or st.code.label)]
 
 
