@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -157,3 +158,58 @@ def test_a_risky_fix_is_the_headline_only_when_nothing_safe_exists_and_says_so()
     assert "; fix: scale node pool general by 1" in glance(PodReport(diagnosis=d, remedies=remedies))
     risky_only = [r for r in remedies if r.safety == "risky"]
     assert "; risky fix: replace nodeSelector" in glance(PodReport(diagnosis=d, remedies=risky_only))
+
+
+def _platform_cluster(pending_image: str) -> list[dict[str, Any]]:
+    def node(name: str, os_: str) -> dict[str, Any]:
+        labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": os_, "kubernetes.io/arch": "amd64"}
+        alloc = {"cpu": "4", "memory": "16Gi", "pods": "110"}
+        return {
+            "kind": "Node",
+            "metadata": {"name": name, "labels": labels},
+            "status": {"allocatable": alloc, "conditions": [{"type": "Ready", "status": "True"}]},
+        }
+
+    def pod(name: str, cpu: str, image: str, node_name: str = "") -> dict[str, Any]:
+        spec: dict[str, Any] = {
+            "containers": [{"name": "main", "image": image, "resources": {"requests": {"cpu": cpu}}}]
+        }
+        if node_name:
+            spec["nodeName"] = node_name
+        return {"kind": "Pod", "metadata": {"name": name, "namespace": "default"}, "spec": spec}
+
+    return [
+        node("linux-1", "linux"),
+        node("win-1", "windows"),
+        pod("api-1", "3500m", "registry.example.com/api:1.0", "linux-1"),
+        pod("api-2", "3", pending_image),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("image", "warned"),
+    [
+        pytest.param("registry.example.com/api:1.0", True, id="same images run only on linux"),
+        pytest.param("registry.example.com/other:2", False, id="no evidence of the images' platform"),
+    ],
+)
+def test_a_pod_bound_to_a_node_of_another_platform_is_warned(image: str, warned: bool) -> None:
+    # linux-1 is full, so kube-scheduler binds the pod (no OS selector) to the Windows node.
+    from kdiagnose.load.files import RawObject
+    from kdiagnose.load.snapshot import build_snapshot
+    from kdiagnose.pipeline import diagnose_snapshot
+    from kdiagnose.versions import dialect_for
+
+    objs = [RawObject(o, "dump.yaml") for o in _platform_cluster(image)]
+    report = diagnose_snapshot(build_snapshot(objs, dialect_for("v1.34.1"), admit=True), source="dump.yaml")
+    (pr,) = [p for p in report.pods if p.diagnosis.pod.name == "api-2"]
+    assert pr.diagnosis.chosen == "win-1"
+    found = [n for n in pr.diagnosis.notes if n.startswith("platform:")]
+    if not warned:
+        assert found == []
+        return
+    assert found == [
+        "platform: kube-scheduler would bind it to win-1, a windows/amd64 node, but pods with the same images "
+        "run only on linux/amd64 nodes: unless they are built for windows/amd64, its containers will fail to "
+        "start there; pin it with nodeSelector kubernetes.io/os=linux"
+    ]
