@@ -203,6 +203,26 @@ def _owner(snapshot: Snapshot, pod: Pod) -> str:
     return f"{o.kind} {o.namespace}/{o.name}"
 
 
+def _strings(value: object) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(k)
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings(v)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            yield from _strings(getattr(value, f.name))
+
+
+def _names_pod(found: tuple[list[Remedy], list[str], list[str]], name: str) -> bool:
+    """Whether any text of the remedies, notes or kinds not tried contains the pod's name."""
+    return any(name in s for s in _strings(found))
+
+
 def _bound(snapshot: Snapshot, pod: Pod) -> Diagnosis:
     d = Diagnosis(pod=pod, profile=pod.scheduler_name, num_all_nodes=snapshot.num_nodes)
     d.chosen = pod.node_name
@@ -263,7 +283,7 @@ def diagnose_snapshot(
         node_pools={ni.name: pool for ni in snapshot.node_infos if (pool := pool_of(ni.node)) is not None},
         profiles={p.scheduler_name: p.describe() for p in all_profiles if not p.is_default},
     )
-    remedy_memo: dict[tuple[bytes, str], tuple[list[Remedy], list[str], list[str]]] = {}
+    remedy_memo: dict[tuple[bytes, str], tuple[list[Remedy], list[str], list[str]] | None] = {}
     by_owner: dict[str, list[Pod]] = {}
     for pod in sorted(selected, key=lambda p: p.key):
         # What the pod's own state says (live mode triages from the API objects itself, commands/live.py).
@@ -287,8 +307,11 @@ def diagnose_snapshot(
                 hit = remedy_memo.get(memo_key) if memo_key is not None else None
                 if hit is None:
                     hit = compute_top_remedies(snapshot, scheduler, d, pools=pools, limit=remedy_limit)
-                    if memo_key is not None:
-                        remedy_memo[memo_key] = hit
+                    if memo_key is not None and memo_key not in remedy_memo:
+                        # Remedies that name the pod itself (a preemption's nominee, `kubectl delete pod/NAME`,
+                        # a verify command) are its own: each replica gets its own search (None), or a pod's
+                        # report would depend on which replica was diagnosed before it.
+                        remedy_memo[memo_key] = None if _names_pod(hit, pod.name) else hit
                 pr.remedies, pr.remedy_notes, pr.remedies_not_tried = list(hit[0]), list(hit[1]), list(hit[2])
         pr.owner = _owner(snapshot, pod)
         pr.recorded = recorded_for(snapshot, pod, pr.diagnosis.message)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -178,26 +179,68 @@ class Snapshot:
         # indexes can be adjusted from the parent's (only the changed nodes) instead of rebuilt.
         self.parent: Snapshot | None = None
         self.parent_generation = 0
+        # Copy-on-write (derive()): the nodes whose NodeInfo is this snapshot's own (None: every node's),
+        # the others' are the parent's objects; the kinds whose object list is still the parent's.
+        # bind/remove_pods/add_object copy them before the first change, so a what-if never changes the
+        # snapshot it came from.
+        self._own_nodes: set[str] | None = None
+        self._shared_kinds: set[str] = set()
 
     # ------------------------------------------------------------ what-if copies (remedies, CI gate)
 
-    def bind(self, pod: Pod, node_name: str) -> None:
-        """Place a pod on a node in THIS snapshot (the CI gate's sequential replicas). Clears derived caches;
-        callers rebuild their Scheduler frameworks (Scheduler.invalidate)."""
+    def bind(self, pod: Pod, node_name: str) -> Pod:
+        """Place a pod on a node in THIS snapshot (the CI gate's sequential replicas) and return it. Clears
+        derived caches; callers rebuild their Scheduler frameworks (Scheduler.invalidate). A derived
+        snapshot binds a copy of a pod that is its parent's object (the parent's stays pending) on its own
+        copy of the node's NodeInfo."""
         self.generation += 1
+        parent = self.parent
+        if parent is not None and any(p is pod for p in parent.pods):
+            mine = pod
+            pod = copy.copy(mine)
+            self.pods = [p for p in self.pods if p is not mine]
+            self.pending = [p for p in self.pending if p is not mine]
         pod.node_name = node_name
         if pod in self.pending:
             self.pending.remove(pod)
         if pod not in self.pods:
             self.pods.append(pod)
-        ni = self.node_info_by_name.get(node_name)
-        kept = {k: v for k, v in self.cache.items() if k in POD_BOUND_UPDATERS} if ni is not None else {}
+        own = self._own_nodes
+        copied = own is not None and node_name not in own
+        ni = self.own_node_info(node_name)
+        # A node copied here leaves the kept indexes naming the parent's NodeInfo: rebuild them instead.
+        kept = (
+            {k: v for k, v in self.cache.items() if k in POD_BOUND_UPDATERS}
+            if ni is not None and not copied
+            else {}
+        )
         self.cache.clear()
         if ni is not None:
             ni.add_pod(pod)
             for key, value in kept.items():
                 POD_BOUND_UPDATERS[key](value, pod, ni)
                 self.cache[key] = value
+        return pod
+
+    def own_node_info(self, name: str) -> NodeInfo | None:
+        """This snapshot's NodeInfo of `name`, ready to change: a NodeInfo still shared with the parent
+        (derive()) is replaced by a clone first (copy-on-write). None for an unknown node."""
+        ni = self.node_info_by_name.get(name)
+        own = self._own_nodes
+        if ni is None or own is None or name in own:
+            return ni
+        c = ni.clone()
+        own.add(name)
+        self.node_infos[next(i for i, x in enumerate(self.node_infos) if x is ni)] = c
+        self.node_info_by_name[name] = c
+        return c
+
+    def _own_kind(self, kind: str) -> list[Obj]:
+        """This snapshot's list of `kind`, ready to change (copied first while it is the parent's)."""
+        if kind in self._shared_kinds:
+            self._shared_kinds.discard(kind)
+            self.objects[kind] = list(self.objects[kind])
+        return self.objects.setdefault(kind, [])
 
     def add_pending(self, pod: Pod) -> None:
         self.generation += 1
@@ -209,14 +252,14 @@ class Snapshot:
         """Add a raw object of another kind (the CI gate's StatefulSet claims, synthetic ReplicaSets).
         Marks the kind present and clears derived caches (indexes are rebuilt on the next read)."""
         self.generation += 1
-        self.objects.setdefault(kind, []).append(obj)
+        self._own_kind(kind).append(obj)
         self.present.add(kind)
         self.cache.clear()
 
     def replace_object(self, kind: str, old: Obj, new: Obj) -> None:
         """Swap one raw object (found by identity) for an updated copy, e.g. a claim the gate bound."""
         self.generation += 1
-        items = self.objects.get(kind, [])
+        items = self._own_kind(kind)
         for i, o in enumerate(items):
             if o is old:
                 items[i] = new
@@ -227,13 +270,16 @@ class Snapshot:
         self.cache.clear()
 
     def fork(self) -> Snapshot:
-        """An independent copy: bind/remove_pods/add_object on it never touch this snapshot (derive()
-        shares untouched NodeInfos, so it is for read-only what-ifs). Pods and nodes are shared, not copied."""
+        """An independent copy with no parent (its indexes are built, not adjusted): every NodeInfo cloned
+        at once, so bind() keeps extending its indexes in place (sequential placement). Pods and nodes are
+        shared, not copied: bind() sets the node name on the pod it is given."""
         new = self.derive()
         new.parent = None
         new.node_infos = [ni.clone() for ni in new.node_infos]
         new.node_info_by_name = {ni.name: ni for ni in new.node_infos}
+        new._own_nodes = None
         new.objects = {k: list(v) for k, v in self.objects.items()}
+        new._shared_kinds = set()
         new.skipped = Counter(self.skipped)
         return new
 
@@ -241,7 +287,7 @@ class Snapshot:
         self.generation += 1
         gone = {id(p) for p in pods}
         for p in [p for p in self.pods if id(p) in gone]:
-            ni = self.node_info_by_name.get(p.node_name) if p.node_name else None
+            ni = self.own_node_info(p.node_name) if p.node_name else None
             if ni is not None:
                 ni.remove_pod(p)
         self.pods = [p for p in self.pods if id(p) not in gone]
@@ -259,14 +305,14 @@ class Snapshot:
     ) -> Snapshot:
         """A copy for a what-if replay: extra nodes (with their bound pods, e.g. DaemonSets on a simulated
         pool node), one pod swapped for a modified copy, pods removed, nodes replaced, raw objects added
-        (a simulated node's ResourceSlices). The original is untouched."""
+        (a simulated node's ResourceSlices). The original is untouched, also by later bind/remove_pods/
+        add_object calls on the copy: it shares the unchanged NodeInfos and object lists copy-on-write."""
         new = Snapshot.__new__(Snapshot)
         new.dialect = self.dialect
-        new.objects = self.objects
-        if extra_objects:
-            new.objects = dict(self.objects)
-            for kind, objs in extra_objects.items():
-                new.objects[kind] = [*self.objects.get(kind, []), *objs]
+        new.objects = dict(self.objects)
+        for kind, objs in (extra_objects or {}).items():
+            new.objects[kind] = [*self.objects.get(kind, []), *objs]
+        new._shared_kinds = set(self.objects) - set(extra_objects or {})
         new.present = set(self.present)
         new.skipped = self.skipped
         new.warnings = list(self.warnings)
@@ -281,6 +327,7 @@ class Snapshot:
         changes = node_changes or {}
         touched = {p.node_name for p in gone if p.node_name}
         new.node_infos = []
+        new._own_nodes = own = set(changes) | touched  # the rest stay the parent's NodeInfos
         for ni in self.node_infos:
             if ni.name in changes:
                 c = NodeInfo(changes[ni.name])
@@ -312,6 +359,7 @@ class Snapshot:
                 ni.add_pod(p)
                 new.pods.append(p)
             new.node_infos.append(ni)
+            own.add(ni.name)
         new.node_info_by_name = {ni.name: ni for ni in new.node_infos}
         return new
 

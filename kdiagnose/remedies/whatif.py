@@ -416,24 +416,17 @@ def filter_replay(
 
 
 def with_bound(snapshot: Snapshot, binds: Sequence[tuple[Pod, str]]) -> Snapshot:
-    """A copy of `snapshot` with pending pods bound to (existing or extra) nodes; the original is untouched."""
+    """A copy of `snapshot` with pending pods bound to (existing or extra) nodes; the original is untouched
+    (copies of the pods are bound, on the copy's own clones of the NodeInfos they land on)."""
     out = snapshot.derive(remove_pods=[p for p, _ in binds])
-    cloned: dict[str, NodeInfo] = {}
     for pod, node_name in binds:
-        ni = cloned.get(node_name)
+        ni = out.own_node_info(node_name)
         if ni is None:
-            base = out.node_info_by_name.get(node_name)
-            if base is None:
-                continue
-            ni = base.clone()
-            cloned[node_name] = ni
+            continue
         bound = copy.copy(pod)
         bound.node_name = node_name
         ni.add_pod(bound)
         out.pods.append(bound)
-    if cloned:
-        out.node_infos = [cloned.get(ni.name, ni) for ni in out.node_infos]
-        out.node_info_by_name = {ni.name: ni for ni in out.node_infos}
     return out
 
 
