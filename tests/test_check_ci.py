@@ -630,6 +630,9 @@ def test_volume_binding_blames_the_statefulsets_claim_template(monkeypatch: pyte
             "check",
             "--no-config",
             "--no-remedies",
+            # Paths relative to the working directory, whether or not a git work tree is around it.
+            "--path-base",
+            ".",
             "-f",
             "fixtures/check/statefulset-zonal.manifests.yaml",
             "--snapshot",

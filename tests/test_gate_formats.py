@@ -26,20 +26,26 @@ from tests.ci_formats import (
     validate_junit,
     validate_sarif,
 )
+from tests.work_tree import git_work_tree
 
 REPO = Path(__file__).resolve().parent.parent
-FIX = REPO / "fixtures" / "check"
 ANTI_AFFINITY_MSG = (
     "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. no new claims to deallocate, "
     "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
 )
 
 
-def _result(*, stdin: bool = False, fail_on: str = "unschedulable") -> GateResult:
-    # Paths are shown relative to the git work tree around the working directory: this repository.
+@pytest.fixture(scope="module")
+def work_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixtures in a git work tree of their own: paths are shown relative to it."""
+    return git_work_tree(tmp_path_factory.mktemp("repo"), "fixtures/check", source=REPO)
+
+
+def _result(work_tree: Path, *, stdin: bool = False, fail_on: str = "unschedulable") -> GateResult:
     """web (fails, line 2 of its file), an ignored Job, and a DaemonSet that fits."""
+    fix = work_tree / "fixtures" / "check"
     objects = load_paths(
-        [str(FIX / "web-anti-affinity.manifests.yaml"), str(FIX / "daemonset.manifests.yaml")]
+        [str(fix / "web-anti-affinity.manifests.yaml"), str(fix / "daemonset.manifests.yaml")]
     ).objects
     if stdin:
         objects = [RawObject(r.obj, "<stdin>", r.doc_index, r.line) for r in objects]
@@ -51,7 +57,7 @@ def _result(*, stdin: bool = False, fail_on: str = "unschedulable") -> GateResul
     }
     objects.append(RawObject(ignored, "jobs/skip.yaml", 0, 1))
     workloads, other = expand_workloads(objects)
-    snap = build_snapshot(load_paths([str(FIX / "cluster-two-nodes.yaml")]).objects, dialect_for("v1.34.1"))
+    snap = build_snapshot(load_paths([str(fix / "cluster-two-nodes.yaml")]).objects, dialect_for("v1.34.1"))
     result = run_gate(
         snap,
         workloads,
@@ -59,15 +65,15 @@ def _result(*, stdin: bool = False, fail_on: str = "unschedulable") -> GateResul
         ignored_kinds=other,
         snapshot_source="cluster.yaml",
     )
-    result.paths = PathBase(cwd=REPO)
+    result.paths = PathBase(cwd=work_tree)
     return result
 
 
 # ---------------------------------------------------------------------------------------------- JUnit
 
 
-def test_junit_has_one_testcase_per_workload_and_the_message_as_failure() -> None:
-    text = junit.render(_result())
+def test_junit_has_one_testcase_per_workload_and_the_message_as_failure(work_tree: Path) -> None:
+    text = junit.render(_result(work_tree))
     root = validate_junit(text)
     (suite,) = root.findall("testsuite")
     cases = suite.findall("testcase")
@@ -106,8 +112,8 @@ def test_junit_replaces_characters_xml_cannot_carry() -> None:
 # ---------------------------------------------------------------------------------------------- SARIF
 
 
-def test_sarif_is_valid_and_points_at_the_blamed_field_with_the_object_related() -> None:
-    doc = json.loads(sarif.render(_result()))
+def test_sarif_is_valid_and_points_at_the_blamed_field_with_the_object_related(work_tree: Path) -> None:
+    doc = json.loads(sarif.render(_result(work_tree)))
     validate_sarif(doc)
     assert doc["version"] == "2.1.0"
     (run,) = doc["runs"]
@@ -143,8 +149,8 @@ def test_sarif_is_valid_and_points_at_the_blamed_field_with_the_object_related()
     assert run["invocations"] == [{"executionSuccessful": True, "toolExecutionNotifications": []}]
 
 
-def test_sarif_from_stdin_has_only_a_logical_location() -> None:
-    doc = json.loads(sarif.render(_result(stdin=True)))
+def test_sarif_from_stdin_has_only_a_logical_location(work_tree: Path) -> None:
+    doc = json.loads(sarif.render(_result(work_tree, stdin=True)))
     validate_sarif(doc)
     (res,) = doc["runs"][0]["results"]
     assert "physicalLocation" not in res["locations"][0]
@@ -154,8 +160,8 @@ def test_sarif_from_stdin_has_only_a_logical_location() -> None:
 # ---------------------------------------------------------------------------------------------- GitHub
 
 
-def test_github_annotations_parse_back_to_file_line_and_message() -> None:
-    text = github.render(_result())
+def test_github_annotations_parse_back_to_file_line_and_message(work_tree: Path) -> None:
+    text = github.render(_result(work_tree))
     commands, plain = github_commands(text)
     (cmd,) = commands
     assert cmd.command == "error"
@@ -170,8 +176,8 @@ def test_github_annotations_parse_back_to_file_line_and_message() -> None:
     assert plain == ["kdiagnose check: 1 of 3 workload(s) fail the policy (--fail-on unschedulable)"]
 
 
-def test_github_annotation_from_stdin_has_no_file() -> None:
-    (cmd,), _ = github_commands(github.render(_result(stdin=True)))
+def test_github_annotation_from_stdin_has_no_file(work_tree: Path) -> None:
+    (cmd,), _ = github_commands(github.render(_result(work_tree, stdin=True)))
     assert set(cmd.properties) == {"title"}
 
 
@@ -212,20 +218,20 @@ def test_the_strict_github_parser_rejects_malformed_commands(line: str) -> None:
 # ---------------------------------------------------------------------------------------------- JSON, human
 
 
-def test_yaml_is_the_same_document_as_json() -> None:
+def test_yaml_is_the_same_document_as_json(work_tree: Path) -> None:
     import yaml
 
     from kdiagnose.report.yaml import dump_document
 
-    result = _result()
+    result = _result(work_tree)
     assert yaml.safe_load(dump_document(gate_json.check_document(result))) == json.loads(
         gate_json.render(result)
     )
 
 
-def test_json_is_the_versioned_document_with_per_workload_results() -> None:
-    text = gate_json.render(_result())
-    assert text == gate_json.render(_result())  # deterministic
+def test_json_is_the_versioned_document_with_per_workload_results(work_tree: Path) -> None:
+    text = gate_json.render(_result(work_tree))
+    assert text == gate_json.render(_result(work_tree))  # deterministic
     doc = json.loads(text)
     assert (doc["apiVersion"], doc["kind"], doc["failOn"], doc["passed"]) == (
         "kdiagnose/v1",
@@ -247,8 +253,8 @@ def test_json_is_the_versioned_document_with_per_workload_results() -> None:
     assert doc["summary"]["outcomes"] == {"fits": 1, "ignored": 1, "unschedulable": 1}
 
 
-def test_human_report_has_the_verdict_first_and_one_wrapped_paragraph_per_workload() -> None:
-    text = gate_text.render(_result())
+def test_human_report_has_the_verdict_first_and_one_wrapped_paragraph_per_workload(work_tree: Path) -> None:
+    text = gate_text.render(_result(work_tree))
     lines = text.splitlines()
     assert lines[0] == "FAILED: 1 of 3 workload(s) fail the policy (--fail-on unschedulable)"
     flat = " ".join(text.split())
@@ -265,11 +271,11 @@ def test_human_report_has_the_verdict_first_and_one_wrapped_paragraph_per_worklo
     )
 
 
-def test_only_documents_with_a_finding_are_composed() -> None:
+def test_only_documents_with_a_finding_are_composed(work_tree: Path) -> None:
     """Object lines come from the text; PyYAML composes only the failing workload's document."""
     from kdiagnose.gate.where import locate
 
-    result = _result()
+    result = _result(work_tree)
     locate(result)
     assert result.sources is not None
     composed = sorted(Path(source).name for source, _, _ in result.sources._docs)

@@ -49,6 +49,7 @@ def _golden(name: str, text: str) -> None:
 
 def _check_text() -> str:
     from kdiagnose.gate.formats.text import render
+    from kdiagnose.gate.locate import PathBase
     from kdiagnose.gate.placement import load_workloads, run_gate
     from kdiagnose.load.dump import load_snapshot
 
@@ -58,6 +59,9 @@ def _check_text() -> str:
     for w in workloads:
         w.source = "k8s/web.yaml"  # a repo-relative path, as CI shows it
     result = run_gate(snap, workloads, ignored_kinds=other, snapshot_source="cluster.yaml")
+    # Relative to the working directory, as --path-base . shows it: not to a git work tree around it (an
+    # exported copy of this repository has none; a copy nested in another checkout has a different one).
+    result.paths = PathBase(".")
     return render(result, width=80)
 
 

@@ -12,12 +12,22 @@ from typer.testing import CliRunner
 
 from kdiagnose.cli import app
 from tests.ci_formats import github_commands, validate_junit, validate_sarif
+from tests.work_tree import git_work_tree
 
-CHECK = Path(__file__).resolve().parents[2] / "fixtures" / "autoscaler" / "check"
+ROOT = Path(__file__).resolve().parents[2]
+CHECK = ROOT / "fixtures" / "autoscaler" / "check"
 
 
-def _check(monkeypatch: pytest.MonkeyPatch, *args: str) -> Any:
-    monkeypatch.chdir(CHECK)
+@pytest.fixture(scope="module")
+def check_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixtures in a git work tree of their own (paths are shown relative to it), as the working
+    directory: fixtures/autoscaler/check/ there."""
+    tree = git_work_tree(tmp_path_factory.mktemp("repo"), "fixtures/autoscaler", source=ROOT)
+    return tree / "fixtures" / "autoscaler" / "check"
+
+
+def _check(monkeypatch: pytest.MonkeyPatch, check_dir: Path, *args: str) -> Any:
+    monkeypatch.chdir(check_dir)
     return CliRunner().invoke(
         app, ["check", "--no-config", "-f", "web.manifests.yaml", "--snapshot", "eks-nodes.yaml", *args]
     )
@@ -61,14 +71,18 @@ def _check(monkeypatch: pytest.MonkeyPatch, *args: str) -> Any:
         ),
     ],
 )
-def test_scale_up_policy(monkeypatch: pytest.MonkeyPatch, extra: list[str], code: int, text: str) -> None:
-    res = _check(monkeypatch, *extra)
+def test_scale_up_policy(
+    monkeypatch: pytest.MonkeyPatch, check_dir: Path, extra: list[str], code: int, text: str
+) -> None:
+    res = _check(monkeypatch, check_dir, *extra)
     assert res.exit_code == code, res.stdout + res.stderr
     assert text in " ".join(res.stdout.split())  # the human report is word-wrapped
 
 
-def test_backoff_names_the_failure_cluster_autoscaler_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
-    res = _check(monkeypatch, "--snapshot", "ca-status-backoff.yaml")
+def test_backoff_names_the_failure_cluster_autoscaler_recorded(
+    monkeypatch: pytest.MonkeyPatch, check_dir: Path
+) -> None:
+    res = _check(monkeypatch, check_dir, "--snapshot", "ca-status-backoff.yaml")
     assert res.exit_code == 1
     assert (
         "cluster-autoscaler recorded ScaleUpFailed: Failed adding 1 nodes to group "
@@ -76,13 +90,15 @@ def test_backoff_names_the_failure_cluster_autoscaler_recorded(monkeypatch: pyte
     ) in " ".join(res.stdout.split())
 
 
-def test_fail_on_scale_up_still_fails_a_scale_up_with_room(monkeypatch: pytest.MonkeyPatch) -> None:
-    res = _check(monkeypatch, "--snapshot", "ca-status-room.yaml", "--fail-on", "scale-up")
+def test_fail_on_scale_up_still_fails_a_scale_up_with_room(
+    monkeypatch: pytest.MonkeyPatch, check_dir: Path
+) -> None:
+    res = _check(monkeypatch, check_dir, "--snapshot", "ca-status-room.yaml", "--fail-on", "scale-up")
     assert res.exit_code == 1
 
 
-def test_warning_is_a_sarif_result_of_level_warning(monkeypatch: pytest.MonkeyPatch) -> None:
-    res = _check(monkeypatch, "--snapshot", "ca-status-room.yaml", "-o", "sarif")
+def test_warning_is_a_sarif_result_of_level_warning(monkeypatch: pytest.MonkeyPatch, check_dir: Path) -> None:
+    res = _check(monkeypatch, check_dir, "--snapshot", "ca-status-room.yaml", "-o", "sarif")
     assert res.exit_code == 0
     doc = json.loads(res.stdout)
     validate_sarif(doc)
@@ -93,13 +109,15 @@ def test_warning_is_a_sarif_result_of_level_warning(monkeypatch: pytest.MonkeyPa
     phys = result["locations"][0]["physicalLocation"]
     assert phys["artifactLocation"]["uri"] == "fixtures/autoscaler/check/web.manifests.yaml"
     assert phys["region"] == {"startLine": 14, "startColumn": 32}
-    failing = _check(monkeypatch, "-o", "sarif")
+    failing = _check(monkeypatch, check_dir, "-o", "sarif")
     (result,) = json.loads(failing.stdout)["runs"][0]["results"]
     assert (result["ruleId"], result["level"]) == ("scale-up", "error")
 
 
-def test_warning_is_in_junit_system_out_and_counted_in_the_suite(monkeypatch: pytest.MonkeyPatch) -> None:
-    res = _check(monkeypatch, "--snapshot", "ca-status-room.yaml", "-o", "junit")
+def test_warning_is_in_junit_system_out_and_counted_in_the_suite(
+    monkeypatch: pytest.MonkeyPatch, check_dir: Path
+) -> None:
+    res = _check(monkeypatch, check_dir, "--snapshot", "ca-status-room.yaml", "-o", "junit")
     assert res.exit_code == 0
     root = validate_junit(res.stdout)  # junit-10.xsd: no properties inside a testcase
     case = root.find("./testsuite/testcase")
@@ -113,8 +131,8 @@ def test_warning_is_in_junit_system_out_and_counted_in_the_suite(monkeypatch: py
     assert "fits after scale-up of group apps: 3 of 5 → 4" in (out.text or "")
 
 
-def test_warning_is_a_github_warning_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    res = _check(monkeypatch, "--snapshot", "ca-status-room.yaml", "-o", "github")
+def test_warning_is_a_github_warning_command(monkeypatch: pytest.MonkeyPatch, check_dir: Path) -> None:
+    res = _check(monkeypatch, check_dir, "--snapshot", "ca-status-room.yaml", "-o", "github")
     assert res.exit_code == 0
     (cmd,), _ = github_commands(res.stdout)
     assert cmd.command == "warning"
@@ -128,12 +146,12 @@ def test_warning_is_a_github_warning_command(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_room_is_checked_against_every_replica_that_needs_a_new_node(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, check_dir: Path, tmp_path: Path
 ) -> None:
     # 4 replicas of 1 CPU, one per new m5.large (1.93 CPU): 4 nodes, the group has room for 2 (3 of max 5).
     manifest = (CHECK / "web.manifests.yaml").read_text().replace("replicas: 1", "replicas: 4")
     (tmp_path / "web4.yaml").write_text(manifest)
-    monkeypatch.chdir(CHECK)
+    monkeypatch.chdir(check_dir)
     res = CliRunner().invoke(
         app,
         [
@@ -174,11 +192,13 @@ def test_room_is_checked_against_every_replica_that_needs_a_new_node(
     assert "fits after scale-up of group apps: 3 of 5 → 5" in " ".join(res.stdout.split())
 
 
-def test_json_gate_document_carries_the_scale_up_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
-    ok = json.loads(_check(monkeypatch, "--snapshot", "ca-status-room.yaml", "-o", "json").stdout)
+def test_json_gate_document_carries_the_scale_up_evidence(
+    monkeypatch: pytest.MonkeyPatch, check_dir: Path
+) -> None:
+    ok = json.loads(_check(monkeypatch, check_dir, "--snapshot", "ca-status-room.yaml", "-o", "json").stdout)
     assert ok["workloads"][0]["scaleUp"] == {
         "canAdd": True,
         "text": "fits after scale-up of group apps: 3 of 5 → 4",
     }
-    blind = json.loads(_check(monkeypatch, "-o", "json").stdout)["workloads"][0]
+    blind = json.loads(_check(monkeypatch, check_dir, "-o", "json").stdout)["workloads"][0]
     assert blind["failsPolicy"] is True and blind["scaleUp"]["canAdd"] is False
