@@ -21,13 +21,8 @@ from kdiagnose.load.snapshot import build_snapshot
 from kdiagnose.model.snapshot import Snapshot
 from kdiagnose.results import Remedy
 from kdiagnose.versions import dialect_for
+from tests.check_cluster import ANTI_AFFINITY_MSG, FIX, low_priority_hogs
 
-FIX = Path(__file__).resolve().parent.parent / "fixtures" / "check"
-
-ANTI_AFFINITY_MSG = (
-    "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. no new claims to deallocate, "
-    "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
-)
 # The CLI's default release (v1.37): DynamicResources' PostFilter adds no reason for a pod without claims.
 ANTI_AFFINITY_MSG_V137 = ANTI_AFFINITY_MSG.replace("no new claims to deallocate, ", "")
 
@@ -303,30 +298,7 @@ def test_a_daemonset_node_selector_limits_the_targeted_nodes() -> None:
 
 # ---------------------------------------------------------------------------------------------- outcomes
 
-_LOW_PRIORITY_HOG = """
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: high}
-value: 1000
----
-apiVersion: v1
-kind: Pod
-metadata: {name: hog, namespace: default}
-spec:
-  nodeName: node-a
-  containers:
-  - {name: c, image: x, resources: {requests: {cpu: "4"}}}
-status: {phase: Running}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: hog2, namespace: default}
-spec:
-  nodeName: node-b
-  containers:
-  - {name: c, image: x, resources: {requests: {cpu: "4"}}}
-status: {phase: Running}
-"""
+_LOW_PRIORITY_HOG = low_priority_hogs("4")
 
 
 def test_a_high_priority_replica_fits_only_by_preemption_and_evicts_its_victim() -> None:

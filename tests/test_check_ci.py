@@ -14,9 +14,8 @@ from typer.testing import CliRunner
 
 from kdiagnose.cli import app
 from kdiagnose.gate.locate import DocRef, PathBase, Sources
+from tests.check_cluster import FIX, low_priority_hogs
 from tests.ci_formats import GithubCommand, github_commands, junit_cases, validate_junit, validate_sarif
-
-FIX = Path(__file__).resolve().parent.parent / "fixtures" / "check"
 
 # Lines, for the assertions: big's object at 7 (not the `---` at 6), its cpu request at 24:13; picky's
 # object at 27, its nodeSelector key at 40:9; other-sched (another scheduler: not checked) at 45; vip
@@ -93,31 +92,7 @@ spec:
           requests: {cpu: "1"}
 """
 
-HOGS = """
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: high}
-value: 1000
----
-apiVersion: v1
-kind: Pod
-metadata: {name: hog, namespace: default}
-spec:
-  nodeName: node-a
-  containers:
-  - {name: c, image: x, resources: {requests: {cpu: "3500m"}}}
-status: {phase: Running}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: hog2, namespace: default}
-spec:
-  nodeName: node-b
-  containers:
-  - {name: c, image: x, resources: {requests: {cpu: "3500m"}}}
-status: {phase: Running}
-"""
+HOGS = low_priority_hogs("3500m")
 
 # `helm template rel charts/web`: the Deployment's cpu request on line 26 of this stream.
 RENDERED = """\

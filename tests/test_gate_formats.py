@@ -19,6 +19,7 @@ from kdiagnose.load.files import RawObject, load_paths
 from kdiagnose.load.manifests import expand_workloads
 from kdiagnose.load.snapshot import build_snapshot
 from kdiagnose.versions import dialect_for
+from tests.check_cluster import ANTI_AFFINITY_MSG
 from tests.ci_formats import (
     github_commands,
     unescape_data,
@@ -29,10 +30,6 @@ from tests.ci_formats import (
 from tests.work_tree import git_work_tree
 
 REPO = Path(__file__).resolve().parent.parent
-ANTI_AFFINITY_MSG = (
-    "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. no new claims to deallocate, "
-    "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
-)
 
 
 @pytest.fixture(scope="module")

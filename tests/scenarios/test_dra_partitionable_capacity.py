@@ -71,6 +71,12 @@ def _claim(name: str, exactly: Obj, status: Obj | None = None) -> Obj:
     return out
 
 
+def _allocated(pool: str, device: str, **result: Any) -> Obj:
+    """A claim status with request gpu allocated on `device` of `pool` (plus the result's other fields)."""
+    results = [{"request": "gpu", "driver": DRIVER, "pool": pool, "device": device, **result}]
+    return {"allocation": {"devices": {"results": results}}}
+
+
 def _user(claim: str = "c1", name: str = "user") -> Obj:
     p = pod(name, cpu="1", resourceClaims=[{"name": "gpu", "resourceClaimName": claim}])
     p["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
@@ -126,15 +132,7 @@ def test_counters_of_allocated_devices_on_other_nodes_are_used(tmp_path: Path) -
         _slice("p-counters", "p", 3, node_name="g1", shared=_counters("8")),
         _slice("p-g1", "p", 3, node_name="g1", devices=[_part("a", "4")]),
         _slice("p-g2", "p", 3, node_name="g2", devices=[_part("b", "6")]),
-        _claim(
-            "held",
-            {"count": 1},
-            {
-                "allocation": {
-                    "devices": {"results": [{"request": "gpu", "driver": DRIVER, "pool": "p", "device": "b"}]}
-                }
-            },
-        ),
+        _claim("held", {"count": 1}, _allocated("p", "b")),
         _claim("c1", {"count": 1}),
         _user(),
     )
@@ -261,23 +259,7 @@ def test_second_share_of_a_counter_consuming_device(tmp_path: Path, version: str
         _slice("g1-counters", "g1", 2, node_name="g1", shared=_counters("8")),
         _slice("g1-devs", "g1", 2, node_name="g1", devices=[shared_dev]),
         _claim(
-            "held",
-            {"count": 1},
-            {
-                "allocation": {
-                    "devices": {
-                        "results": [
-                            {
-                                "request": "gpu",
-                                "driver": DRIVER,
-                                "pool": "g1",
-                                "device": "nic-0",
-                                "shareID": "6f3e0c1a-0000-4000-8000-000000000001",
-                            }
-                        ]
-                    }
-                }
-            },
+            "held", {"count": 1}, _allocated("g1", "nic-0", shareID="6f3e0c1a-0000-4000-8000-000000000001")
         ),
         _claim("c1", {"count": 1}),
         _user(),
@@ -296,22 +278,12 @@ def test_capacity_requests_need_the_gate(tmp_path: Path) -> None:
         _claim(
             "held",
             {"count": 1},
-            {
-                "allocation": {
-                    "devices": {
-                        "results": [
-                            {
-                                "request": "gpu",
-                                "driver": DRIVER,
-                                "pool": "g1",
-                                "device": "nic-0",
-                                "shareID": "6f3e0c1a-0000-4000-8000-000000000002",
-                                "consumedCapacity": {"bandwidth": "2"},
-                            }
-                        ]
-                    }
-                }
-            },
+            _allocated(
+                "g1",
+                "nic-0",
+                shareID="6f3e0c1a-0000-4000-8000-000000000002",
+                consumedCapacity={"bandwidth": "2"},
+            ),
         ),
         _claim("c1", {"count": 1, "capacity": {"requests": {"bandwidth": "2"}}}),
         _user(),

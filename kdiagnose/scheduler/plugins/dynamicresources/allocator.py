@@ -100,6 +100,20 @@ def _device_id_str(d: DeviceID) -> str:
 # ---------------------------------------------------------------- slices and pools
 
 
+def _node_matches(
+    node: Node, node_name: str, all_nodes: bool, node_selector: list[NodeSelectorTerm] | None
+) -> bool:
+    """nodeMatches (dynamic-resource-allocation/structured/internal/*/pools_*.go), shared by a slice's and,
+    with perDeviceNodeSelection, a device's nodeName, allNodes and nodeSelector (one of them is set)."""
+    if node_name:
+        return node.name == node_name
+    if all_nodes:
+        return True
+    if node_selector is not None:
+        return any(t.match(node) for t in node_selector)
+    return False
+
+
 @dataclass(slots=True)
 class Device:
     name: str
@@ -118,13 +132,7 @@ class Device:
 
     def matches_node(self, node: Node) -> bool:
         """NodeMatches with the device's own fields (perDeviceNodeSelection slices)."""
-        if self.node_name:
-            return node.name == self.node_name
-        if self.all_nodes:
-            return True
-        if self.node_selector is not None:
-            return any(t.match(node) for t in self.node_selector)
-        return False
+        return _node_matches(node, self.node_name, self.all_nodes, self.node_selector)
 
     @property
     def capacity(self) -> Obj:
@@ -193,13 +201,8 @@ class Slice:
     counter_sets: list[tuple[str, dict[str, Fraction]]] = field(default_factory=list)
 
     def matches_node(self, node: Node) -> bool:
-        if self.node_name:
-            return node.name == self.node_name
-        if self.all_nodes:
-            return True
-        if self.node_selector is not None:
-            return any(t.match(node) for t in self.node_selector)
-        return False
+        """NodeMatches with the slice's fields."""
+        return _node_matches(node, self.node_name, self.all_nodes, self.node_selector)
 
 
 @dataclass(slots=True)
