@@ -10,6 +10,7 @@ Each measurement runs in its own process so peak RSS is that of one load.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -51,6 +52,9 @@ def measure(path: str, k8s_version: str, pods_limit: int, jobs: int | None = Non
 
     parallel.set_jobs(jobs)
     out: dict[str, float] = {"jobs": parallel.jobs()}
+    # As load/dump.py load_snapshot does it: no cyclic GC while loading, then the loaded objects frozen out
+    # of its way (else the first diagnosis pays for collecting over all of them).
+    gc.disable()
     c0 = _cpu_s()
     t0 = time.perf_counter()
     loaded = load_paths([path])
@@ -62,6 +66,8 @@ def measure(path: str, k8s_version: str, pods_limit: int, jobs: int | None = Non
     out["parse_rss_mb"] = _rss_mb()
     snap = build_snapshot(loaded.objects, dialect_for(k8s_version), list_kinds=loaded.list_kinds)
     del loaded
+    gc.freeze()
+    gc.enable()
     t2 = time.perf_counter()
     out["snapshot_s"] = t2 - t1
     out["snapshot_cpu_s"] = _cpu_s() - c0 - out["parse_cpu_s"]

@@ -16,16 +16,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from kdiagnose.errors import InputError
 from kdiagnose.load import fast, stream_json
+from kdiagnose.load.admission import AdmissionContext, admit_pod
 from kdiagnose.load.files import load_paths
 from kdiagnose.load.raw import RawObject
 from kdiagnose.load.snapshot import build_snapshot
 from kdiagnose.model.objects import SPEC_SLOTS, Pod, pod_from_parts
 from kdiagnose.versions import dialect_for
 from tests.test_fast_loaders import cluster_items, snapshot_view
+from tests.varied import varied_items
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "fixtures" / "golden"
@@ -103,7 +106,7 @@ def test_records_rebuild_the_per_object_dicts(tmp_path: Path) -> None:
     by_name = {o["metadata"]["name"]: o for o in raw_items}
     for r in records:
         item = by_name[r.compact.meta["name"]]
-        expected = stream_json._slim_pod(stream_json._ITEM.decode(json.dumps(item).encode()))
+        expected = stream_json.slim_pod(stream_json._ITEM.decode(json.dumps(item).encode()))
         assert r.obj == expected
 
 
@@ -351,3 +354,140 @@ def test_metadata_labels_and_owners_come_from_each_pod(tmp_path: Path) -> None:
         "controller": True,
     }
     assert pods["a"].containers is pods["b"].containers  # one spec, shared
+
+
+# ---------------------------------------------------------------------------------------------- fast rows
+
+
+def _rows_both_ways(items: list[dict[str, Any]]) -> tuple[int, int]:
+    """For every bound pod item: the row fast_bound_pod computes from the typed decode equals the row of
+    the general way (metadata and status as dicts, validate_pod_parts, pod_from_parts, row_from_pod), and
+    the Pod built lazily from it (pod_from_row) equals Pod() of the per-object dict, slot by slot.
+    Returns (fast rows, general rows)."""
+    from kdiagnose.load.compact import (
+        BatchSource,
+        BoundPod,
+        FastItem,
+        RawItem,
+        TemplateTable,
+        bound_pod_or_none,
+        fast_bound_pod,
+        template_pod,
+    )
+
+    fast_rows = general_rows = 0
+    for item in items:
+        if item.get("kind") != "Pod" or not (item.get("spec") or {}).get("nodeName"):
+            continue
+        data = json.dumps(item).encode()
+        where = BatchSource(None, data, 0, len(data), None)
+        got = fast_bound_pod(msgspec.json.decode(data, type=FastItem), TemplateTable(), where, 0)
+        general = bound_pod_or_none(msgspec.json.decode(data, type=RawItem), TemplateTable(), where, 0)
+        if got is False:
+            assert general is None or template_pod(general.template) is None
+            continue
+        assert general is not None
+        if got is True:
+            general_rows += 1
+            continue
+        assert isinstance(got, BoundPod)
+        fast_rows += 1
+        assert got.row == general.row
+        assert got.template.key == general.template.key
+        lazy = got.pod()
+        assert lazy is not None
+        obj = got.to_obj()
+        admit_pod(obj, AdmissionContext([], [], [], []), [])  # the decode-time defaults template_pod applies
+        eager = Pod(obj)
+        for slot in Pod.__slots__:
+            assert getattr(lazy, slot) == getattr(eager, slot), (item["metadata"]["name"], slot)
+    return fast_rows, general_rows
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_fast_rows_equal_the_general_way_on_varied_clusters(seed: int) -> None:
+    items = _admitted(varied_items(20, 8, 10, seed))
+    fast_rows, general_rows = _rows_both_ways(items)
+    assert fast_rows >= 150 and general_rows == 0  # the usual shape always takes the fast way
+
+
+def test_fast_rows_equal_the_general_way_on_edge_pods() -> None:
+    odd = copy.deepcopy(EDGE_PODS[0])
+    odd["metadata"].update(name="odd", labels={"n": 1, "b": True, "none": None})
+    owned = copy.deepcopy(EDGE_PODS[0])
+    owned["metadata"]["name"] = "owned"
+    owned["metadata"]["ownerReferences"] = [
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "r", "uid": "u", "controller": None},
+        {"kind": "Node", "name": "n", "blockOwnerDeletion": True},
+    ]
+    owned["metadata"]["deletionTimestamp"] = None
+    owned["status"].update(
+        nominatedNodeName=None,
+        conditions=[{"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "False"}],
+        containerStatuses=[
+            {"name": "app", "state": {"waiting": {"reason": "ErrImagePull", "message": " x "}}}
+        ],
+        initContainerStatuses=[{"name": "init", "state": {"waiting": {}}}],
+    )
+    fast_rows, general_rows = _rows_both_ways([*EDGE_PODS, odd, owned])
+    # "resized" and "resized-ok" (status resources) and "odd" (labels that are not strings) take the
+    # general way.
+    assert general_rows == 3 and fast_rows >= 10
+
+
+def test_a_file_changed_since_it_was_read_is_refused(tmp_path: Path) -> None:
+    path = _write(tmp_path, [*_nodes(), *EDGE_PODS])
+    loaded = load_paths([str(path)])
+    rec = next(r for r in loaded.objects if r.compact is not None)
+    path.write_text(path.read_text() + "\n")
+    with pytest.raises(InputError, match="changed while kdiagnose was reading it"):
+        _ = rec.obj
+
+
+# ---------------------------------------------------------------------------------------------- fields kept
+
+
+def test_bound_pods_keep_what_node_declared_features_reads_on_every_path(tmp_path: Path) -> None:
+    """hostUsers, restartPolicyRules and volumeMounts[].bindMountOptions (NodeDeclaredFeatures, read of
+    the pod being placed, which `--pod` can name even when it is bound) are kept by the small-file path
+    (load/trim.py), the streamed compact path and the streamed per-object path alike."""
+    pod = _bound(
+        "features",
+        hostNetwork=True,
+        hostUsers=False,
+        containers=[
+            {
+                "name": "app",
+                "image": "i",
+                "restartPolicyRules": [{"action": "RestartAllContainers", "exitCodes": {"operator": "In"}}],
+                "volumeMounts": [
+                    {"name": "d", "mountPath": "/d", "bindMountOptions": ["rbind"]},
+                    {"name": "e", "mountPath": "/e"},
+                ],
+            }
+        ],
+        initContainers=[{"name": "init", "image": "i", "volumeMounts": [{"name": "e", "mountPath": "/e"}]}],
+    )
+    streamed = _write(tmp_path, [*_nodes(), pod])
+    small = tmp_path / "small.json"
+    small.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [*_nodes(), pod]}))
+    for release in ("v1.36.5", "v1.37.2"):
+        dialect = dialect_for(release)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(fast, "FAST_MIN_BYTES", 1 << 40)
+            per_object = build_snapshot(load_paths([str(small)]).objects, dialect).pods[0]
+        loaded = load_paths([str(streamed)])
+        assert loaded.objects[-1].compact is not None
+        compact = build_snapshot(loaded.objects, dialect).pods[0]
+        expanded = build_snapshot(_per_object(load_paths([str(streamed)]).objects), dialect).pods[0]
+        for p in (per_object, compact, expanded):
+            assert p.host_users is False and p.host_network
+            assert p.containers[0].restart_all_containers
+            # VolumeBindMountOptions is off in every release (versions.py): the API server drops the field.
+            assert not p.containers[0].bind_mount_options
+        for slot in Pod.__slots__:
+            assert getattr(compact, slot) == getattr(per_object, slot) == getattr(expanded, slot), slot
+    obj = loaded.objects[-1].obj
+    assert obj["spec"]["hostUsers"] is False
+    assert obj["spec"]["containers"][0]["volumeMounts"] == [{"name": "d", "bindMountOptions": ["rbind"]}]
+    assert "volumeMounts" not in obj["spec"]["initContainers"][0]

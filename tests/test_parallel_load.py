@@ -55,7 +55,15 @@ def _load(path: Path, jobs: int) -> Any:
 
 def _view(result: Any) -> list[tuple[Any, ...]]:
     return [
-        (r.compact is not None, getattr(r.compact, "checked", None), copy.deepcopy(r.obj), r.where)
+        (
+            r.compact is not None,
+            # A compact record's row (model.objects.Row) and spec: the workers' rows, sent as msgpack with
+            # shared values by index, come back equal to the ones this process computes.
+            getattr(r.compact, "row", None),
+            getattr(getattr(r.compact, "template", None), "key", None),
+            copy.deepcopy(r.obj),
+            r.where,
+        )
         for r in result.objects
     ]
 

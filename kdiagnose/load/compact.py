@@ -1,21 +1,30 @@
-"""Bound pods of a streamed JSON List as compact records: per-pod metadata and status, plus a shared spec.
+"""Bound pods of a streamed JSON List as compact records: a row of modelled per-pod values, a shared spec.
 
-A 150,000-pod dump holds a few hundred distinct pod specs: the replicas of a workload differ only in their
-name, uid, nodeName and status. The streaming decoder (stream_json.py) reads a bound pod's spec fields as
-msgspec.Raw (byte spans, no Python objects) and its volumes as `{source: Raw}` so the ones no plugin reads
-can be dropped; the spec with nodeName taken out is then re-encoded into one byte string, the `Template`
-key. Each template is validated, admitted and modelled once (template_pod) and each pod's metadata and status
-checked per pod (BoundPod.check, in the decoding worker when there is one) with the same code as the
-per-object path; build_snapshot models the pod (BoundPod.pod, model.objects.pod_from_parts) and applies
-the release (what it drops, the requests).
+A 150,000-pod dump holds far fewer distinct pod specs than pods: the replicas of a workload differ only in
+their name, uid, nodeName and status. The streaming decoder (stream_json.py) reads a bound pod's spec
+fields as msgspec.Raw (byte spans, no Python objects) and its volumes and volume mounts as byte spans too,
+so the ones no plugin reads can be dropped; the spec with nodeName taken out is re-encoded into one byte
+string, the `Template` key. Each template is validated, admitted and modelled once (template_pod).
 
-`BoundPod.to_obj()` rebuilds exactly the dict the per-object path decodes (the same structs, the same
-msgspec conversion), so anything that needs the object itself (an invalid pod's error message, two
-objects with one name, keep_raw, a caller reading RawObject.obj) gets the same object as before.
+The pod's metadata and status are decoded into typed structs (FastItem) whose field types are at least as
+strict as model/validation.py's checks of a pod's metadata and status, so a pod that decodes is valid, and
+`fast_row` turns it into a `Row`: exactly the per-pod values model.objects.Pod would compute
+(`row_from_pod` of `pod_from_parts`; tests/test_compact_pods.py compares both on varied clusters). That is
+done where the item is decoded (in the decoding worker when there is one, load/parallel.py), so the process
+that builds the snapshot only fills a Pod's slots (model.objects.pod_from_row). Pods whose status has
+in-place-resize resources take the general way (dicts, validate_pod_parts, pod_from_parts) to their row;
+pods that fail a check, or whose spec is not shared (template_pod None), are decoded the per-object way.
+
+`BoundPod.to_obj()` rebuilds exactly the dict the per-object path decodes: it decodes the item again from
+its batch's bytes (the file, re-read and checked unchanged, or the in-memory input), so anything that needs
+the object itself (two objects with one name, keep_raw, a caller reading RawObject.obj) gets the same
+object as before, without every record keeping its metadata and status as dicts.
 """
 
 from __future__ import annotations
 
+import os
+from sys import intern
 from typing import Any
 
 import msgspec
@@ -23,14 +32,19 @@ from msgspec import UNSET, Raw, Struct, UnsetType
 from msgspec.structs import asdict
 
 from kdiagnose.load.trim import POD_CONDITIONS, volume_is_relevant
-from kdiagnose.model.objects import ModelError, Pod, pod_from_parts
+from kdiagnose.model.objects import ModelError, Pod, Row, pod_from_parts, pod_from_row, row_from_pod
 
 __all__ = [
+    "BatchSource",
     "BoundPod",
+    "FastItem",
     "Template",
     "TemplateTable",
     "bound_pod_or_none",
+    "fast_bound_pod",
     "filtered_conditions",
+    "filtered_mounts",
+    "slim_pod",
     "template_pod",
 ]
 
@@ -55,6 +69,10 @@ class Container(Struct, omit_defaults=True):
     resources: Any = UNSET
     ports: Any = UNSET
     restartPolicy: Any = UNSET
+    # NodeDeclaredFeatures reads both (load/trim.py keeps them too): restartPolicyRules' RestartAllContainers
+    # action and volumeMounts' bindMountOptions (filtered_mounts keeps only the mounts that have them).
+    restartPolicyRules: Any = UNSET
+    volumeMounts: Any = UNSET
 
 
 class Spec(Struct, omit_defaults=True):
@@ -69,6 +87,7 @@ class Spec(Struct, omit_defaults=True):
     tolerations: Any = UNSET
     topologySpreadConstraints: Any = UNSET
     hostNetwork: Any = UNSET
+    hostUsers: Any = UNSET
     overhead: Any = UNSET
     resources: Any = UNSET
     schedulingGates: Any = UNSET
@@ -111,6 +130,8 @@ class RawContainer(Struct, omit_defaults=True):
     resources: Raw | UnsetType = UNSET
     ports: Raw | UnsetType = UNSET
     restartPolicy: Raw | UnsetType = UNSET
+    restartPolicyRules: Raw | UnsetType = UNSET
+    volumeMounts: Raw | UnsetType = UNSET
 
 
 class RawSpec(Struct, omit_defaults=True):
@@ -125,6 +146,7 @@ class RawSpec(Struct, omit_defaults=True):
     tolerations: Raw | UnsetType = UNSET
     topologySpreadConstraints: Raw | UnsetType = UNSET
     hostNetwork: Raw | UnsetType = UNSET
+    hostUsers: Raw | UnsetType = UNSET
     overhead: Raw | UnsetType = UNSET
     resources: Raw | UnsetType = UNSET
     schedulingGates: Raw | UnsetType = UNSET
@@ -142,9 +164,65 @@ class RawItem(Struct, omit_defaults=True):
     status: Status | UnsetType = UNSET
 
 
+# The fast form: metadata and status typed as strictly as model/validation.py checks them
+# (validate_pod_parts: name and namespace strings, labels a string map, ownerReferences objects with string
+# fields and a boolean controller, status strings, conditions and claim statuses lists of objects, container
+# status names strings), so an item that decodes needs no further check; anything else fails the batch's
+# decode and the batch takes the RawItem form. Unknown fields are skipped in C.
+class FastOwner(Struct):
+    apiVersion: str | UnsetType | None = UNSET
+    kind: str | UnsetType | None = UNSET
+    name: str | UnsetType | None = UNSET
+    uid: str | UnsetType | None = UNSET
+    controller: bool | UnsetType | None = UNSET
+
+
+class FastMeta(Struct):
+    name: str | UnsetType | None = UNSET
+    namespace: str | UnsetType | None = UNSET
+    uid: str | UnsetType | None = UNSET
+    labels: Raw | UnsetType = UNSET  # a few distinct sets among many pods: decoded once each (_labels)
+    ownerReferences: list[FastOwner] | UnsetType | None = UNSET
+    creationTimestamp: str | UnsetType | None = UNSET
+    deletionTimestamp: str | UnsetType | None = UNSET
+
+
+class FastState(Struct):
+    waiting: Any = UNSET
+
+
+class FastContainerStatus(Struct):
+    name: str | UnsetType | None = UNSET
+    resources: Any = UNSET
+    allocatedResources: Any = UNSET
+    state: FastState | UnsetType | None = UNSET
+
+
+class FastStatus(Struct):
+    phase: str | UnsetType | None = UNSET
+    startTime: str | UnsetType | None = UNSET
+    nominatedNodeName: str | UnsetType | None = UNSET
+    conditions: list[dict[str, Any]] | UnsetType | None = UNSET
+    resourceClaimStatuses: list[dict[str, Any]] | UnsetType | None = UNSET
+    resize: str | UnsetType | None = UNSET
+    containerStatuses: list[FastContainerStatus] | UnsetType | None = UNSET
+    initContainerStatuses: list[FastContainerStatus] | UnsetType | None = UNSET
+
+
+class FastItem(Struct):
+    apiVersion: Any = UNSET
+    kind: Any = UNSET
+    metadata: FastMeta | UnsetType = UNSET
+    spec: RawSpec | UnsetType = UNSET
+    status: FastStatus | UnsetType = UNSET
+
+
 _ENCODER = msgspec.json.Encoder()
+_ITEM = msgspec.json.Decoder(Item)
 _SPEC = msgspec.json.Decoder(Spec)
-_VOLUMES = msgspec.json.Decoder(list[dict[str, Raw]])
+_ANY = msgspec.json.Decoder()
+_LABELS = msgspec.json.Decoder(dict[str, str] | None)
+_OWNER_FIELDS = ("apiVersion", "kind", "name", "controller")  # model.objects._OWNER_FIELDS
 
 
 class Template:
@@ -164,12 +242,17 @@ class Template:
 
 
 class TemplateTable:
-    """Templates by key, so the pods of one spec share one Template."""
+    """Templates by key, so the pods of one spec share one Template; and the decoder's per-process caches
+    of values many pods share (volumes and mounts kept, label sets, owner references)."""
 
-    __slots__ = ("by_key",)
+    __slots__ = ("by_key", "labels", "mounts", "owners", "volumes")
 
     def __init__(self) -> None:
         self.by_key: dict[bytes, Template] = {}
+        self.volumes: dict[bytes, Raw | UnsetType | None] = {}
+        self.mounts: dict[bytes, Raw | UnsetType | None] = {}
+        self.labels: dict[bytes, dict[str, str]] = {}
+        self.owners: dict[tuple[Any, ...], list[Obj]] = {}
 
     def get(self, key: bytes) -> Template:
         t = self.by_key.get(key)
@@ -207,71 +290,89 @@ def template_pod(tpl: Template) -> Pod | None:
     return pod
 
 
-class BoundPod:
-    """A bound pod: apiVersion, metadata and status as the per-object path has them, the spec's Template
-    and nodeName. `checked`: the pod passes validation and its spec can be shared (set by the decoder, in
-    the decoding worker when there is one), so build_snapshot models it with pod()."""
+class BatchSource:
+    """Where a decoded batch of items came from, to decode one of them again (BoundPod.to_obj): a file's
+    byte range (re-read, and refused if the file changed since) or an in-memory input's. `typed`: the
+    (kind, apiVersion) of a typed List's items, which carry neither."""
 
-    __slots__ = ("api_version", "checked", "meta", "node_name", "status", "template")
+    __slots__ = ("data", "hi", "lo", "path", "stamp", "typed")
+
+    # The items of the batch decoded last: expanding many records of one batch (keep_raw, a test) decodes it
+    # once, and at most one batch's bytes are held at a time.
+    _last: tuple[BatchSource, list[Raw]] | None = None
 
     def __init__(
         self,
-        api_version: str,
-        meta: Obj,
-        node_name: str,
-        status: Obj,
-        template: Template,
-        checked: bool = False,
+        path: str | None,
+        data: bytes | None,
+        lo: int,
+        hi: int,
+        typed: tuple[str, str] | None,
+        stamp: tuple[int, int] | None = None,
     ) -> None:
-        self.api_version = api_version
-        self.meta = meta
-        self.node_name = node_name
-        self.status = status
+        self.path = path
+        self.data = data
+        self.lo = lo
+        self.hi = hi
+        self.typed = typed
+        self.stamp = stamp if stamp is not None or path is None else file_stamp(path)
+
+    def item(self, index: int) -> Raw:
+        last = BatchSource._last
+        if last is None or last[0] is not self:
+            if self.data is not None:
+                body = self.data[self.lo : self.hi]
+            else:
+                assert self.path is not None
+                with open(self.path, "rb") as f:
+                    if file_stamp(self.path) != self.stamp:
+                        from kdiagnose.errors import InputError
+
+                        raise InputError(f"{self.path}: the file changed while kdiagnose was reading it")
+                    f.seek(self.lo)
+                    body = f.read(self.hi - self.lo)
+            last = BatchSource._last = (self, msgspec.json.decode(b"[" + body + b"]", type=list[Raw]))
+        return last[1][index]
+
+
+def file_stamp(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns
+
+
+class BoundPod:
+    """A bound pod decoded the compact way: its per-pod values (`row`, model.objects.Row), its spec's
+    Template, and where to decode it again (`source`, `index`: the item's place in its batch)."""
+
+    __slots__ = ("index", "row", "source", "template")
+
+    def __init__(self, row: Row, template: Template, source: BatchSource, index: int) -> None:
+        self.row = row
         self.template = template
-        self.checked = checked
+        self.source = source
+        self.index = index
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Sent from the decoding workers (load/parallel.py): a tuple, not a dict of slots.
-        return BoundPod, (
-            self.api_version,
-            self.meta,
-            self.node_name,
-            self.status,
-            self.template,
-            self.checked,
-        )
+    @property
+    def meta(self) -> Obj:
+        """What the loaders' checks and the informer order read of the metadata (RawObject.meta)."""
+        return {"name": self.row[1], "namespace": self.row[0]}
 
-    def check(self) -> None:
-        from kdiagnose.model.validation import validate_pod_parts
-
-        if template_pod(self.template) is None:
-            return
-        try:
-            validate_pod_parts(self.meta, self.status, "")
-            self.checked = True
-        except ModelError:
-            pass
+    @property
+    def key(self) -> str:
+        """The informer key (load/order.py meta_key): the name is never empty on a compact record."""
+        return f"{self.row[0]}/{self.row[1]}"
 
     def pod(self) -> Pod | None:
-        """The Pod (requests not yet computed) for a checked record; None: take the per-object path."""
-        tpl = template_pod(self.template) if self.checked else None
-        if tpl is None:
-            return None
-        try:
-            return pod_from_parts(tpl, self.meta, self.node_name, self.status)
-        except ModelError:
-            return None
+        """A new Pod (requests not yet computed); None: take the per-object path."""
+        tpl = template_pod(self.template)
+        return None if tpl is None else pod_from_row(tpl, self.row)
 
     def to_obj(self) -> Obj:
-        """The object the per-object path builds for this item (stream_json._slim_pod of the Item)."""
-        spec = {"nodeName": self.node_name, **self.template.spec()}
-        return {
-            "apiVersion": self.api_version,
-            "kind": "Pod",
-            "metadata": self.meta,
-            "spec": spec,
-            "status": self.status,
-        }
+        """The object the per-object path builds for this item (slim_pod of the Item)."""
+        full = _ITEM.decode(self.source.item(self.index))
+        if self.source.typed is not None and full.kind is UNSET:
+            full.kind, full.apiVersion = self.source.typed
+        return slim_pod(full)
 
 
 def filtered_conditions(status: Obj) -> None:
@@ -282,40 +383,219 @@ def filtered_conditions(status: Obj) -> None:
         ]
 
 
-def bound_pod_or_none(item: RawItem, table: TemplateTable) -> BoundPod | None:
-    """The compact record of a bound pod item, or None when it is anything else or has an unusual shape
-    (the caller then decodes it the per-object way)."""
+def filtered_mounts(mounts: Any) -> list[Obj] | None:
+    """A container's volumeMounts as load/trim.py keeps them: only those with bindMountOptions (what
+    NodeDeclaredFeatures reads), each with its name; None when none is kept or it is not a list."""
+    if not isinstance(mounts, list):
+        return None
+    kept = [
+        {k: m[k] for k in ("name", "bindMountOptions") if k in m}
+        for m in mounts
+        if isinstance(m, dict) and m.get("bindMountOptions")
+    ]
+    return kept or None
+
+
+def slim_pod(item: Item) -> Obj:
+    """The per-object form of a bound pod item (what the streaming loader keeps of it)."""
+    obj: Obj = msgspec.to_builtins(item)
+    spec: Obj = obj["spec"]  # the caller checked it is there
+    for key in ("containers", "initContainers"):
+        for c in spec.get(key) or ():
+            if "volumeMounts" in c:
+                mounts = filtered_mounts(c["volumeMounts"])
+                if mounts is None:
+                    del c["volumeMounts"]
+                else:
+                    c["volumeMounts"] = mounts
+    vols = spec.get("volumes")
+    if isinstance(vols, list):
+        kept = [v for v in vols if volume_is_relevant(v)]
+        if kept:
+            spec["volumes"] = kept
+        else:
+            del spec["volumes"]
+    status = obj.get("status")
+    if isinstance(status, dict):
+        filtered_conditions(status)
+    return obj
+
+
+def _kept_volumes(raw: Raw, table: TemplateTable) -> Raw | UnsetType | None:
+    """The spec's volumes without those no plugin reads (a shared cache: replicas mount the same volumes);
+    None when they are not a list of mappings (the per-object path keeps them as they are)."""
+    key = bytes(raw)
+    if key in table.volumes:
+        return table.volumes[key]
+    got: Raw | UnsetType | None
+    decoded = _ANY.decode(raw)
+    if not isinstance(decoded, list) or not all(isinstance(v, dict) for v in decoded):
+        got = None
+    else:
+        kept = [v for v in decoded if volume_is_relevant(v)]
+        got = Raw(_ENCODER.encode(kept)) if kept else UNSET
+    table.volumes[key] = got
+    return got
+
+
+def _kept_mounts(raw: Raw, table: TemplateTable) -> Raw | UnsetType:
+    key = bytes(raw)
+    got = table.mounts.get(key)
+    if got is None:
+        kept = filtered_mounts(_ANY.decode(raw))
+        got = table.mounts[key] = Raw(_ENCODER.encode(kept)) if kept else UNSET
+    return got
+
+
+def _template(spec: RawSpec, table: TemplateTable) -> Template | None:
+    """The pod's Template (spec.nodeName taken out, volumes and mounts filtered), or None for an unusual
+    shape (volumes not a list of mappings: the per-object path)."""
+    if spec.volumes is not UNSET:
+        volumes = _kept_volumes(spec.volumes, table)
+        if volumes is None:
+            return None
+        spec.volumes = volumes
+    for containers in (spec.containers, spec.initContainers):
+        if containers is not UNSET:
+            for c in containers:
+                if c.volumeMounts is not UNSET:
+                    c.volumeMounts = _kept_mounts(c.volumeMounts, table)
+    spec.nodeName = UNSET
+    return table.get(_ENCODER.encode(spec))
+
+
+def _bound_spec(item: RawItem | FastItem) -> tuple[RawSpec, str] | None:
     spec = item.spec
     if item.kind != "Pod" or not isinstance(spec, RawSpec):
         return None
     node_name = spec.nodeName
-    if not isinstance(node_name, str) or not node_name:
+    if not isinstance(node_name, str) or not node_name or type(item.apiVersion) is not str:
         return None
+    return spec, node_name
+
+
+def bound_pod_or_none(
+    item: RawItem, table: TemplateTable, source: BatchSource, index: int
+) -> BoundPod | None:
+    """The compact record of a bound pod item (the general way: metadata and status as dicts, checked and
+    modelled with the per-object code), or None when it is anything else, has an unusual shape or fails a
+    check (the caller then decodes it the per-object way, which reports the error)."""
+    from kdiagnose.model.validation import validate_pod_parts
+
+    bound = _bound_spec(item)
     meta, status = item.metadata, item.status
-    if type(item.apiVersion) is not str or not isinstance(meta, Meta) or not isinstance(status, Status):
+    if bound is None or not isinstance(meta, Meta) or not isinstance(status, Status):
         return None
-    volumes = spec.volumes
-    if volumes is not UNSET:
-        try:
-            decoded = _VOLUMES.decode(volumes)
-        except msgspec.ValidationError:
-            return None  # not a list of mappings: the per-object path keeps it as it is
-        kept = [v for v in decoded if volume_is_relevant(v)]
-        spec.volumes = Raw(_ENCODER.encode(kept)) if kept else UNSET
-    spec.nodeName = UNSET
-    key = _ENCODER.encode(spec)
+    spec, node_name = bound
+    tpl = _template(spec, table)
+    if tpl is None:
+        return None
+    model = template_pod(tpl)
+    meta_obj = _fields(meta)
+    name = meta_obj.get("name")
+    if model is None or not isinstance(name, str) or not name:
+        return None
     status_obj = _fields(status)
     for cs_key in ("containerStatuses", "initContainerStatuses"):
         statuses = status_obj.get(cs_key)
         if statuses is not None:
             status_obj[cs_key] = [_fields(cs) for cs in statuses]
     filtered_conditions(status_obj)
-    rec = BoundPod(item.apiVersion, _fields(meta), node_name, status_obj, table.get(key))
-    rec.check()
-    return rec
+    try:
+        validate_pod_parts(meta_obj, status_obj, "")
+        pod = pod_from_parts(model, meta_obj, node_name, status_obj)
+    except ModelError:
+        return None
+    return BoundPod(row_from_pod(pod), tpl, source, index)
+
+
+_NO_STATUS = (None, UNSET)
+
+
+def fast_bound_pod(item: FastItem, table: TemplateTable, source: BatchSource, index: int) -> BoundPod | bool:
+    """The compact record of a bound pod decoded as a FastItem; False: not a bound pod of the usual shape
+    (decode it the per-object way); True: a bound pod whose status needs the general way
+    (bound_pod_or_none). The row is what row_from_pod(pod_from_parts(...)) gives, computed from the typed
+    fields without building the metadata and status dicts."""
+    bound = _bound_spec(item)
+    meta, status = item.metadata, item.status
+    if bound is None or not isinstance(meta, FastMeta) or not isinstance(status, FastStatus):
+        return False
+    name = meta.name
+    if not name:
+        return False  # files.py reports a pod without a name, from the per-object form
+    waiting: list[tuple[str, str, str]] = []
+    for prefix, statuses in (("init ", status.initContainerStatuses), ("", status.containerStatuses)):
+        if statuses:
+            for cs in statuses:
+                if cs.resources not in _NO_STATUS or cs.allocatedResources not in _NO_STATUS:
+                    return True  # in-place resize: quantities to check and parse
+                state = cs.state
+                w = state.waiting if isinstance(state, FastState) else None
+                if isinstance(w, dict) and w:
+                    waiting.append(
+                        (
+                            prefix + str(cs.name or ""),
+                            str(w.get("reason") or "Waiting"),
+                            str(w.get("message") or "").strip(),
+                        )
+                    )
+    labels: dict[str, str] = {}
+    if meta.labels is not UNSET:
+        key = bytes(meta.labels)
+        cached = table.labels.get(key)
+        if cached is not None:
+            labels = cached
+        else:
+            try:
+                got = _LABELS.decode(meta.labels)
+            except msgspec.ValidationError:
+                return True  # scalars that are not strings: the general way reads them as their text
+            labels = table.labels[key] = {intern(k): intern(v) for k, v in got.items()} if got else {}
+    spec, node_name = bound
+    tpl = _template(spec, table)
+    if tpl is None or template_pod(tpl) is None:
+        return False
+    owners: list[Obj] = []
+    refs = meta.ownerReferences
+    if refs:
+        okey = tuple(
+            (r.apiVersion, r.kind, r.name, r.controller) for r in refs
+        )  # UNSET (absent) and None (null) both kept apart: the model keeps a present null
+        owners_got = table.owners.get(okey)
+        if owners_got is None:
+            owners_got = table.owners[okey] = [
+                {k: v for k, v in zip(_OWNER_FIELDS, o, strict=True) if v is not UNSET} for o in okey
+            ]
+        owners = owners_got
+    conds = status.conditions
+    rcs = status.resourceClaimStatuses
+    row: Row = (
+        intern(meta.namespace or "default"),
+        name,
+        meta.uid or "",
+        labels,
+        owners,
+        intern(meta.creationTimestamp or ""),
+        meta.deletionTimestamp or None,
+        intern(node_name),
+        intern(status.phase or ""),
+        intern(status.startTime or ""),
+        status.nominatedNodeName or "",
+        [c for c in conds if c.get("type") in POD_CONDITIONS] if conds else [],
+        status.resize or "",
+        (list(rcs) if rcs else [], {}, tuple(waiting)) if rcs or waiting else None,
+    )
+    return BoundPod(row, tpl, source, index)
 
 
 def _fields(struct: Struct) -> Obj:
     """msgspec.to_builtins of a struct whose fields are plain values (UNSET ones left out), without
     copying the values: twice as fast on the 150,000 pods of a big dump."""
     return {k: v for k, v in asdict(struct).items() if v is not UNSET}
+
+
+def source_path(f: Any) -> str | None:
+    """The file a stream reads (for BatchSource), None for an in-memory one."""
+    name = getattr(f, "name", None)
+    return os.path.abspath(name) if isinstance(name, str) else None

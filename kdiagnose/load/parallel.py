@@ -17,11 +17,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from sys import intern
 from typing import Any, BinaryIO
 
 import msgspec
 
-from kdiagnose.load.compact import BoundPod, Template, TemplateTable
+from kdiagnose.load.compact import BatchSource, BoundPod, Template, TemplateTable
 from kdiagnose.load.raw import LoadResult, RawObject, record_list
 
 __all__ = [
@@ -108,39 +109,132 @@ def _work(args: tuple[str, str, tuple[str, str] | None, int, int, bool]) -> Any:
 # Sent as msgpack (msgspec), not pickled: four times faster to write, and faster to read. The values are what
 # the JSON decoder made (dicts with string keys, lists, strings, numbers, booleans, None), which msgpack
 # carries unchanged; anything it cannot carry (an integer past 64 bits) sends the file down the
-# one-process path.
+# one-process path. A compact record goes as its row (model.objects.Row) with the values many pods share
+# (namespaces, node names, timestamps, label sets, owner references, conditions) sent once per range and
+# referred to by index, so the parent only looks them up (and interns each distinct string once).
 _PLAIN, _BOUND = 0, 1
+
+
+class _Table:
+    """Values by identity or key -> their index in the list sent."""
+
+    __slots__ = ("index", "values")
+
+    def __init__(self) -> None:
+        self.index: dict[Any, int] = {}
+        self.values: list[Any] = []
+
+    def add(self, key: Any, value: Any) -> int:
+        i = self.index.get(key)
+        if i is None:
+            i = self.index[key] = len(self.values)
+            self.values.append(value)
+        return i
+
+
+_KEY = msgspec.json.Encoder()
 
 
 def _pack(objects: list[RawObject], end: int | None) -> bytes:
     templates: dict[Template, int] = {}
+    sources: _Table = _Table()
+    strs, labels, owners, conds = _Table(), _Table(), _Table(), _Table()
     rows: list[Any] = []
     for raw in objects:
         rec = raw.compact
         if isinstance(rec, BoundPod):
             t = templates.setdefault(rec.template, len(templates))
-            rows.append((_BOUND, rec.api_version, rec.meta, rec.node_name, rec.status, t, rec.checked))
-        else:
-            rows.append((_PLAIN, raw.obj))
-    return msgspec.msgpack.encode((end, [t.key for t in templates], rows))
-
-
-def _unpack(data: bytes, source: str, table: TemplateTable) -> tuple[list[RawObject], int | None]:
-    end, keys, rows = msgspec.msgpack.decode(data)
-    templates = [table.get(k) for k in keys]
-    out: list[RawObject] = []
-    for row in rows:
-        if row[0] == _BOUND:
-            _, api_version, meta, node_name, status, t, checked = row
-            out.append(
-                RawObject(
-                    None,
-                    source,
-                    compact=BoundPod(api_version, meta, node_name, status, templates[t], checked),
+            src = rec.source
+            ns, name, uid, lab, own, ctime, dtime, node, phase, start, nominated, cond, resize, extra = (
+                rec.row
+            )
+            rows.append(
+                (
+                    _BOUND,
+                    t,
+                    sources.add(id(src), (src.lo, src.hi)),
+                    rec.index,
+                    strs.add(ns, ns),
+                    name,
+                    uid,
+                    labels.add(id(lab) if lab else 0, lab),
+                    owners.add(id(own) if own else 0, own),
+                    strs.add(ctime, ctime),
+                    dtime,
+                    strs.add(node, node),
+                    strs.add(phase, phase),
+                    strs.add(start, start),
+                    nominated,
+                    conds.add(_KEY.encode(cond), cond) if cond else -1,
+                    resize,
+                    extra,
                 )
             )
         else:
-            out.append(RawObject(row[1], source))
+            rows.append((_PLAIN, raw.obj))
+    stamp = next((r.compact.source.stamp for r in objects if isinstance(r.compact, BoundPod)), None)
+    return msgspec.msgpack.encode(
+        (
+            end,
+            [t.key for t in templates],
+            sources.values,
+            stamp,
+            strs.values,
+            labels.values,
+            owners.values,
+            conds.values,
+            rows,
+        )
+    )
+
+
+def _extra(extra: list[Any]) -> tuple[Any, ...]:
+    """Row's last value after msgpack (which makes every tuple a list)."""
+    rcs, statuses, waiting = extra
+    return rcs, {k: (v[0], v[1]) for k, v in statuses.items()}, tuple(tuple(w) for w in waiting)
+
+
+def _unpack(
+    data: bytes, source: str, table: TemplateTable, path: str, typed: tuple[str, str] | None
+) -> tuple[list[RawObject], int | None]:
+    end, keys, spans, stamp, strs, labels, owners, conds, rows = msgspec.msgpack.decode(data)
+    templates = [table.get(k) for k in keys]
+    if stamp is not None:
+        stamp = (stamp[0], stamp[1])
+    sources = [BatchSource(path, None, lo, hi, typed, stamp) for lo, hi in spans]
+    strs = [intern(x) for x in strs]
+    labels = [{intern(k): intern(v) for k, v in d.items()} for d in labels]
+    out: list[RawObject] = []
+    append = out.append
+    for row in rows:
+        if row[0] == _BOUND:
+            _, t, src, index, ns, name, uid, lab, own, ctime, dtime, node, phase, start, nom, cond, rz, ex = (
+                row
+            )
+            rec = BoundPod(
+                (
+                    strs[ns],
+                    name,
+                    uid,
+                    labels[lab],
+                    owners[own],
+                    strs[ctime],
+                    dtime,
+                    strs[node],
+                    strs[phase],
+                    strs[start],
+                    nom,
+                    conds[cond] if cond >= 0 else [],
+                    rz,
+                    None if ex is None else _extra(ex),
+                ),
+                templates[t],
+                sources[src],
+                index,
+            )
+            append(RawObject(None, source, compact=rec))
+        else:
+            append(RawObject(row[1], source))
     return out, end
 
 
@@ -196,7 +290,7 @@ def load_in_parallel(path: Path, f: BinaryIO, source: str) -> tuple[list[RawObje
             if got == "serial":
                 f.seek(0)
                 return None
-            part, part_end = _unpack(got, source, table)
+            part, part_end = _unpack(got, source, table, os.path.abspath(path), typed)
             objects.extend(part)
             if part_end is not None:
                 end = part_end

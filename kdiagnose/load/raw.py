@@ -61,7 +61,8 @@ def where(source: str, doc_index: int | None = None, line: int = 0) -> str:
 class Compact(Protocol):
     """An object kept in a compact form by a streaming loader (load/compact.py BoundPod)."""
 
-    meta: Obj
+    @property
+    def meta(self) -> Obj: ...
 
     def to_obj(self) -> Obj: ...
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from kdiagnose.errors import InputError
@@ -13,7 +14,7 @@ from kdiagnose.load.gcpause import paused_gc
 from kdiagnose.load.order import CLUSTER_SCOPED_KINDS, canonical_order
 from kdiagnose.load.raw import KNOWN_KINDS, RawObject
 from kdiagnose.model.objects import NO_POD_RESOURCES as _NO_POD_RESOURCES
-from kdiagnose.model.objects import ModelError, Node, Pod
+from kdiagnose.model.objects import Container, ModelError, Node, Pod
 from kdiagnose.model.requests import finish_pod
 from kdiagnose.model.snapshot import Snapshot
 from kdiagnose.model.validation import validate
@@ -58,7 +59,7 @@ def build_snapshot(
     for raws in by_kind.values():
         for raw in raws:
             if raw.compact is not None:
-                if fast and isinstance(raw.compact, BoundPod) and raw.compact.checked:
+                if fast and isinstance(raw.compact, BoundPod):
                     continue
                 raw.expand()  # from here on the pod takes the per-object path
             try:
@@ -152,11 +153,12 @@ def build_snapshot(
 
 
 # ------------------------------------------------------------------------- compact bound pods (load/compact.py)
-# A streamed dump's bound pods share a few hundred specs. Each distinct spec is validated, admitted and
-# modelled once with the per-object code; each pod's metadata and status are checked and modelled per pod
-# (model.objects.pod_from_parts). Anything unusual (a spec without spec.priority, which admission would
-# change with the cluster's PriorityClasses; any error) sends the pod down the per-object path, which then
-# reports exactly what it always did. tests/test_compact_pods.py compares both paths pod by pod.
+# A streamed dump's bound pods share far fewer specs than there are pods. Each distinct spec is validated,
+# admitted and modelled once with the per-object code; each pod's metadata and status were checked and
+# modelled where the item was decoded (its Row, in the decoding worker when there is one), so here a Pod is
+# its slots filled (model.objects.pod_from_row). Anything unusual (a spec without spec.priority, which
+# admission would change with the cluster's PriorityClasses; any error) was decoded the per-object way,
+# which then reports exactly what it always did. tests/test_compact_pods.py compares both paths pod by pod.
 
 
 class _Compacts:
@@ -167,6 +169,19 @@ class _Compacts:
     def __init__(self, dialect: Dialect) -> None:
         self.dialect = dialect
         self.requests: dict[tuple[Any, ...], tuple[dict[str, int], int, int]] = {}
+        self.unmounted: dict[Any, tuple[list[Container], list[Container]]] = {}
+
+    def _without_bind_mounts(self, tpl: Any, pod: Pod) -> tuple[list[Container], list[Container]]:
+        got = self.unmounted.get(tpl)
+        if got is None:
+            got = self.unmounted[tpl] = (
+                [replace(c, bind_mount_options=False) if c.bind_mount_options else c for c in pod.containers],
+                [
+                    replace(c, bind_mount_options=False) if c.bind_mount_options else c
+                    for c in pod.init_containers
+                ],
+            )
+        return got
 
     def pod(self, rec: BoundPod) -> Pod | None:
         """The pod build_snapshot's per-object path would make of `rec`, or None to take that path."""
@@ -180,6 +195,9 @@ class _Compacts:
             pod.resource_claim_statuses = []
         if not dialect.pod_level_resources:
             pod.pod_resources = _NO_POD_RESOURCES
+        if not dialect.volume_bind_mount_options:
+            # _drop_bind_mount_options: the containers as if their mounts had no bindMountOptions.
+            pod.containers, pod.init_containers = self._without_bind_mounts(rec.template, pod)
         # finish_pod reads the spec part (shared), the container statuses and the resize condition.
         key: tuple[Any, ...] = (rec.template,)
         if pod.container_statuses:

@@ -17,6 +17,7 @@ the ordinary way, which also produces the precise error message.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -24,17 +25,23 @@ import msgspec
 from msgspec import UNSET
 
 from kdiagnose.load.compact import (
-    Item,
+    _ITEM,
+    BatchSource,
+    BoundPod,
+    FastItem,
     RawItem,
     RawSpec,
     TemplateTable,
     bound_pod_or_none,
-    filtered_conditions,
+    fast_bound_pod,
+    file_stamp,
+    slim_pod,
+    source_path,
 )
 from kdiagnose.load.gcpause import without_gc
 from kdiagnose.load.limits import LimitError, check_value
 from kdiagnose.load.raw import LoadResult, RawObject, record_list
-from kdiagnose.load.trim import trim_object, volume_is_relevant
+from kdiagnose.load.trim import trim_object
 
 __all__ = ["BLOCK_SIZE", "decode_range", "load_json_list"]
 
@@ -56,26 +63,11 @@ class _Serial(Exception):
     decide how such items are read (load/parallel.py)."""
 
 
+_FAST = msgspec.json.Decoder(list[FastItem])
 _SLIM = msgspec.json.Decoder(list[RawItem])
-_ITEM = msgspec.json.Decoder(Item)
+_RAW_ITEM = msgspec.json.Decoder(RawItem)
 _RAW = msgspec.json.Decoder(list[msgspec.Raw])
 _ANY = msgspec.json.Decoder()
-
-
-def _slim_pod(item: Item) -> Obj:
-    obj: Obj = msgspec.to_builtins(item)
-    spec: Obj = obj["spec"]  # the caller checked it is there
-    vols = spec.get("volumes")
-    if isinstance(vols, list):
-        kept = [v for v in vols if volume_is_relevant(v)]
-        if kept:
-            spec["volumes"] = kept
-        else:
-            del spec["volumes"]
-    status = obj.get("status")
-    if isinstance(status, dict):
-        filtered_conditions(status)
-    return obj
 
 
 def _full(raw: msgspec.Raw, typed: tuple[str, str] | None = None) -> Obj:
@@ -93,7 +85,7 @@ def _full(raw: msgspec.Raw, typed: tuple[str, str] | None = None) -> Obj:
     return obj  # pending pods stay whole: remedies patch them and reports show them
 
 
-def _bound_pod(item: RawItem) -> bool:
+def _bound_pod(item: RawItem | FastItem) -> bool:
     return (
         item.kind == "Pod"
         and isinstance(item.spec, RawSpec)
@@ -108,42 +100,75 @@ def _decode_batch(
     table: TemplateTable,
     typed: tuple[str, str] | None = None,
     strict: bool = False,
+    where: BatchSource | None = None,
 ) -> list[RawObject]:
     """The objects of `[item, item, ...]`: bound pods as compact records (load/compact.py), the rest whole
-    (nodes trimmed). `typed` is (kind, apiVersion) of a typed List's items, which carry neither."""
+    (nodes trimmed). `typed` is (kind, apiVersion) of a typed List's items, which carry neither; `where`
+    the batch's place in its input (compact records decode their item again from it)."""
+    if where is None:
+        where = BatchSource(None, bytes(batch[1:-1]), 0, len(batch) - 2, typed)
+    items: Sequence[FastItem | RawItem]
+    rec: BoundPod | bool | None
     try:
-        slim = _SLIM.decode(batch)
+        items = _FAST.decode(batch)
+        fast = True
     except msgspec.ValidationError:
-        if strict:
-            raise _Serial from None
-        # Some item has a field of an unexpected type: decode the batch whole (the model reports it). Any
-        # error of that decode (a number out of range, nesting) is files.py's to report, with its line.
+        # Metadata or status of a less usual type (a label that is a number, ...): the general form.
+        fast = False
         try:
-            return [RawObject(_checked(_full(r, typed)), source) for r in _RAW.decode(batch)]
-        except (msgspec.DecodeError, RecursionError, ValueError, LimitError):
+            items = _SLIM.decode(batch)
+        except msgspec.ValidationError:
+            if strict:
+                raise _Serial from None
+            # Some item has a field of an unexpected type: decode the batch whole (the model reports it). Any
+            # error of that decode (a number out of range, nesting) is files.py's to report, with its line.
+            try:
+                return [RawObject(_checked(_full(r, typed)), source) for r in _RAW.decode(batch)]
+            except (msgspec.DecodeError, RecursionError, ValueError, LimitError):
+                raise _Fallback from None
+        except (msgspec.DecodeError, RecursionError):
             raise _Fallback from None
     except (msgspec.DecodeError, RecursionError):
         raise _Fallback from None
     if typed is not None:
-        for item in slim:
-            if item.kind is UNSET:
-                item.kind, item.apiVersion = typed
+        for each in items:
+            if each.kind is UNSET:
+                each.kind, each.apiVersion = typed
     raws: list[msgspec.Raw] | None = None
     out: list[RawObject] = []
-    for i, item in enumerate(slim):
+    for i in range(len(items)):
+        item: FastItem | RawItem = items[i]
         bound = _bound_pod(item)
-        if bound and (rec := bound_pod_or_none(item, table)) is not None:
-            out.append(RawObject(None, source, compact=rec))
-            continue
+        if bound:
+            if fast:
+                assert isinstance(item, FastItem)
+                rec = fast_bound_pod(item, table, where, i)
+                if rec is True:
+                    # The general way, from the RawItem form of this one item.
+                    if raws is None:
+                        raws = _RAW.decode(batch)
+                    try:
+                        slim = _RAW_ITEM.decode(raws[i])
+                    except msgspec.ValidationError:
+                        slim = None
+                    if slim is not None and typed is not None and slim.kind is UNSET:
+                        slim.kind, slim.apiVersion = typed
+                    rec = None if slim is None else bound_pod_or_none(slim, table, where, i)
+            else:
+                assert isinstance(item, RawItem)
+                rec = bound_pod_or_none(item, table, where, i)
+            if isinstance(rec, BoundPod):
+                out.append(RawObject(None, source, compact=rec))
+                continue
         if raws is None:
             raws = _RAW.decode(batch)
         try:
             if bound:
-                # A bound pod of an unusual shape (no status, volumes not a list of mappings): the
-                # per-object form, from the same fields.
+                # A bound pod of an unusual shape (no status, volumes not a list of mappings) or that fails
+                # a check: the per-object form, from the same fields.
                 full = _ITEM.decode(raws[i])
                 full.kind, full.apiVersion = item.kind, item.apiVersion
-                out.append(RawObject(_slim_pod(full), source))
+                out.append(RawObject(slim_pod(full), source))
             else:
                 out.append(RawObject(_checked(_full(raws[i], typed)), source))
         except (msgspec.DecodeError, RecursionError, ValueError, LimitError):
@@ -165,15 +190,40 @@ def _batch(
     table: TemplateTable,
     typed: tuple[str, str] | None = None,
     strict: bool = False,
+    origin: _Origin | None = None,
+    base: int = 0,
 ) -> list[RawObject]:
-    """Decode the items in buf[start:end] (start is a `{`, with a byte before it; end is just after a `}`).
+    """Decode the items in buf[start:end] (start is a `{`, with a byte before it; end is just after a `}`);
+    `base` is the input offset of buf[0] in `origin`.
 
     The bytes around the items are overwritten with `[` and `]` so the block is decoded in place as one
     JSON array, without copying it (a copy of 32 MB costs as much as decoding a tenth of it here)."""
+    where = None
+    if origin is not None:
+        where = BatchSource(origin[0], origin[1], base + start, base + end, typed, origin[2])
     buf[start - 1] = 0x5B  # [
     buf[end] = 0x5D  # ]
     # The view dies with this call (the decoded objects copy their strings), so `buf` can grow again after.
-    return _decode_batch(memoryview(buf)[start - 1 : end + 1], source, table, typed, strict)
+    return _decode_batch(memoryview(buf)[start - 1 : end + 1], source, table, typed, strict, where)
+
+
+# Where a stream's bytes can be read again (compact.BatchSource): a file's path and (size, mtime), or an
+# in-memory input's bytes.
+_Origin = tuple[str | None, bytes | None, tuple[int, int] | None]
+
+
+def _origin(f: BinaryIO) -> _Origin | None:
+    getvalue = getattr(f, "getvalue", None)
+    if callable(getvalue):
+        data = getvalue()
+        return (None, data, None) if isinstance(data, bytes) else None
+    path = source_path(f)
+    if path is None:
+        return None
+    try:
+        return path, None, file_stamp(path)
+    except OSError:
+        return None
 
 
 _TYPED_KIND = re.compile(rb'^    "kind": "([A-Za-z]+)List",?$', re.M)
@@ -210,6 +260,8 @@ def _shell(header: bytes, trailer: bytes) -> Obj:
 
 def _stream(f: BinaryIO, source: str) -> tuple[list[RawObject], Obj]:
     """(objects, the List without its items) of a kubectl-layout JSON List, or _Fallback."""
+    base = f.tell()
+    origin = _origin(f)
     buf = bytearray(f.read(BLOCK_SIZE))
     header, pos = _header(buf)
     typed = _typed_list(header)
@@ -222,13 +274,14 @@ def _stream(f: BinaryIO, source: str) -> tuple[list[RawObject], Obj]:
             if end < 0:
                 raise _Fallback
             trailer = bytes(buf[end + len(_END) :])
-            objects.extend(_batch(buf, pos, end + _CLOSE, source, table, typed))
+            objects.extend(_batch(buf, pos, end + _CLOSE, source, table, typed, False, origin, base))
             break
         cut = buf.rfind(_SEP, pos)
         if cut >= 0:
-            objects.extend(_batch(buf, pos, cut + _CLOSE, source, table, typed))
+            objects.extend(_batch(buf, pos, cut + _CLOSE, source, table, typed, False, origin, base))
             pos = cut + len(_SEP) - 1
         # Keep one byte before the next item's `{`: _batch writes the `[` there.
+        base += pos - 1
         try:
             del buf[: pos - 1]
             buf += more
@@ -255,6 +308,7 @@ def decode_range(
     opening brace is in, and a range ends at the first separator whose `{` is at or past hi."""
     width = len(_SEP) - 1  # a separator's bytes before the next item's `{`
     table = table if table is not None else TemplateTable()
+    origin = _origin(f)
     if first:
         base = lo - 1
         f.seek(base)
@@ -277,18 +331,18 @@ def decode_range(
     while True:
         k = buf.find(_SEP, max(pos, hi - base - width))
         if k >= 0:
-            objects.extend(_batch(buf, pos, k + _CLOSE, source, table, typed, strict=True))
+            objects.extend(_batch(buf, pos, k + _CLOSE, source, table, typed, True, origin, base))
             return objects, None
         more = f.read(BLOCK_SIZE)
         if not more:
             end = buf.find(_END, pos)
             if end < 0:
                 raise _Fallback
-            objects.extend(_batch(buf, pos, end + _CLOSE, source, table, typed, strict=True))
+            objects.extend(_batch(buf, pos, end + _CLOSE, source, table, typed, True, origin, base))
             return objects, base + end + len(_END)
         cut = buf.rfind(_SEP, pos)
         if cut >= 0:
-            objects.extend(_batch(buf, pos, cut + _CLOSE, source, table, typed, strict=True))
+            objects.extend(_batch(buf, pos, cut + _CLOSE, source, table, typed, True, origin, base))
             pos = cut + width
         base += pos - 1
         try:

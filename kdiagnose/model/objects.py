@@ -20,10 +20,13 @@ __all__ = [
     "ModelError",
     "Node",
     "Pod",
+    "Row",
     "Taint",
     "Toleration",
     "parse_resource_list",
     "pod_from_parts",
+    "pod_from_row",
+    "row_from_pod",
 ]
 
 Obj = dict[str, Any]
@@ -418,6 +421,106 @@ def pod_from_parts(template: Pod, meta: Obj, node_name: Any, status: Obj) -> Pod
     pod.scheduling_gates = template.scheduling_gates
     pod.resource_claims = template.resource_claims
     pod._set_status(status)
+    pod.raw = None
+    return pod
+
+
+# A bound pod's per-pod values, in this order: namespace, name, uid, labels, owner_refs,
+# creation_timestamp, deletion_timestamp, node_name, phase, start_time, nominated_node_name, conditions,
+# resize_status, and None or (resource_claim_statuses, container_statuses, container_waiting) (most bound
+# pods have none of those). What load/compact.py computes where a dump is decoded (in the decoding worker
+# when there is one), so that the process building the snapshot only fills slots (pod_from_row). Values
+# may be shared between pods (a label set, owner references): nothing mutates a pod's fields in place.
+Row = tuple[
+    str,
+    str,
+    str,
+    dict[str, str],
+    list[dict[str, Any]],
+    str,
+    str | None,
+    str,
+    str,
+    str,
+    str,
+    list[dict[str, Any]],
+    str,
+    Any,
+]
+
+
+def row_from_pod(pod: Pod) -> Row:
+    """The Row of a bound Pod built by pod_from_parts: pod_from_row(template, row_from_pod(p)) equals p."""
+    extra = (
+        (pod.resource_claim_statuses, pod.container_statuses, pod.container_waiting)
+        if pod.resource_claim_statuses or pod.container_statuses or pod.container_waiting
+        else None
+    )
+    return (
+        pod.namespace,
+        pod.name,
+        pod.uid,
+        pod.labels,
+        pod.owner_refs,
+        pod.creation_timestamp,
+        pod.deletion_timestamp,
+        pod.node_name,
+        pod.phase,
+        pod.start_time,
+        pod.nominated_node_name,
+        pod.conditions,
+        pod.resize_status,
+        extra,
+    )
+
+
+def pod_from_row(template: Pod, row: Row) -> Pod:
+    """The Pod that pod_from_parts(template, meta, node_name, status) builds, from its Row."""
+    pod = Pod.__new__(Pod)
+    (
+        pod.namespace,
+        pod.name,
+        pod.uid,
+        pod.labels,
+        pod.owner_refs,
+        pod.creation_timestamp,
+        pod.deletion_timestamp,
+        pod.node_name,
+        pod.phase,
+        pod.start_time,
+        pod.nominated_node_name,
+        pod.conditions,
+        pod.resize_status,
+        extra,
+    ) = row
+    pod.annotations = {}  # a bound pod's are never read (Pod._set_meta)
+    pod.scheduler_name = template.scheduler_name
+    pod.priority = template.priority
+    pod.priority_class_name = template.priority_class_name
+    pod.preemption_policy = template.preemption_policy
+    pod.runtime_class_name = template.runtime_class_name
+    pod.node_selector = template.node_selector
+    pod.affinity = template.affinity
+    pod.tolerations = template.tolerations
+    pod.topology_spread_constraints = template.topology_spread_constraints
+    pod.volumes = template.volumes
+    pod.host_network = template.host_network
+    pod.host_users = template.host_users
+    pod.containers = template.containers
+    pod.init_containers = template.init_containers
+    pod.overhead = template.overhead
+    pod.pod_resources = template.pod_resources
+    pod.scheduling_gates = template.scheduling_gates
+    pod.resource_claims = template.resource_claims
+    if extra is None:
+        pod.resource_claim_statuses = []
+        pod.container_statuses = {}
+        pod.container_waiting = ()
+    else:
+        pod.resource_claim_statuses, pod.container_statuses, pod.container_waiting = extra
+    pod.requests = {}
+    pod.non_zero_cpu = 0
+    pod.non_zero_mem = 0
     pod.raw = None
     return pod
 
