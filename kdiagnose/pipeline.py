@@ -9,7 +9,7 @@ import dataclasses
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kdiagnose.errors import UsageError
 from kdiagnose.model.pools import PoolSpec, pool_of
@@ -203,6 +203,9 @@ def _owner(snapshot: Snapshot, pod: Pod) -> str:
     return f"{o.kind} {o.namespace}/{o.name}"
 
 
+Found = tuple[list[Remedy], list[str], list[str]]
+
+
 def _strings(value: object) -> Iterable[str]:
     if isinstance(value, str):
         yield value
@@ -218,9 +221,42 @@ def _strings(value: object) -> Iterable[str]:
             yield from _strings(getattr(value, f.name))
 
 
-def _names_pod(found: tuple[list[Remedy], list[str], list[str]], name: str) -> bool:
-    """Whether any text of the remedies, notes or kinds not tried contains the pod's name."""
+def _names(found: Found, name: str) -> bool:
+    """Whether any text of the remedies, notes or kinds not tried contains `name`."""
     return any(name in s for s in _strings(found))
+
+
+def _renamed(value: Any, pattern: re.Pattern[str], name: str) -> Any:
+    if isinstance(value, str):
+        return pattern.sub(name, value)
+    if isinstance(value, dict):
+        return {_renamed(k, pattern, name): _renamed(v, pattern, name) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, pattern, name) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_renamed(v, pattern, name) for v in value)
+    if isinstance(value, Remedy):
+        changes = {f.name: _renamed(getattr(value, f.name), pattern, name) for f in dataclasses.fields(value)}
+        return dataclasses.replace(value, **changes)
+    return value
+
+
+def _for_replica(found: Found, source: str, name: str) -> Found | None:
+    """A replica's remedies from those found for `source`, another replica with the same scheduling inputs:
+    they differ only where a text names the pod itself (a preemption's nominee, `kubectl delete pod/NAME`,
+    a verify command), so `source` is renamed `name` where it stands as a whole name (pod names are DNS
+    subdomains: not inside a longer one). None when that is not certain (`name` is in the texts already,
+    or `source` is left inside a longer word): then the replica gets its own search."""
+    if _names(found, name):
+        return None
+    pattern = re.compile(rf"(?<![a-z0-9.-]){re.escape(source)}(?![a-z0-9-]|\.[a-z0-9])")
+    remedies, notes, not_tried = found
+    out: Found = (
+        [_renamed(r, pattern, name) for r in remedies],
+        [_renamed(x, pattern, name) for x in notes],
+        [_renamed(x, pattern, name) for x in not_tried],
+    )
+    return None if _names(out, source) else out
 
 
 def _bound(snapshot: Snapshot, pod: Pod) -> Diagnosis:
@@ -283,7 +319,8 @@ def diagnose_snapshot(
         node_pools={ni.name: pool for ni in snapshot.node_infos if (pool := pool_of(ni.node)) is not None},
         profiles={p.scheduler_name: p.describe() for p in all_profiles if not p.is_default},
     )
-    remedy_memo: dict[tuple[bytes, str], tuple[list[Remedy], list[str], list[str]] | None] = {}
+    # Remedies by scheduling signature (and the pod found them for, when their texts name it).
+    remedy_memo: dict[tuple[bytes, str], tuple[Found, str]] = {}
     by_owner: dict[str, list[Pod]] = {}
     for pod in sorted(selected, key=lambda p: p.key):
         # What the pod's own state says (live mode triages from the API objects itself, commands/live.py).
@@ -304,14 +341,16 @@ def diagnose_snapshot(
                 # Replicas of one owner get the same remedies (they name the owner, not the pod).
                 sig = scheduling_signature(pod)
                 memo_key = None if sig is None else (sig, pod.key if pod.controller_ref() is None else "")
-                hit = remedy_memo.get(memo_key) if memo_key is not None else None
+                memo = remedy_memo.get(memo_key) if memo_key is not None else None
+                hit: Found | None = None
+                if memo is not None:
+                    # Texts naming the replica they were found for are renamed: a pod's report must not
+                    # depend on which replica was diagnosed before it.
+                    hit = _for_replica(memo[0], memo[1], pod.name) if memo[1] else memo[0]
                 if hit is None:
                     hit = compute_top_remedies(snapshot, scheduler, d, pools=pools, limit=remedy_limit)
-                    if memo_key is not None and memo_key not in remedy_memo:
-                        # Remedies that name the pod itself (a preemption's nominee, `kubectl delete pod/NAME`,
-                        # a verify command) are its own: each replica gets its own search (None), or a pod's
-                        # report would depend on which replica was diagnosed before it.
-                        remedy_memo[memo_key] = None if _names_pod(hit, pod.name) else hit
+                    if memo_key is not None and memo is None:
+                        remedy_memo[memo_key] = (hit, pod.name if _names(hit, pod.name) else "")
                 pr.remedies, pr.remedy_notes, pr.remedies_not_tried = list(hit[0]), list(hit[1]), list(hit[2])
         pr.owner = _owner(snapshot, pod)
         pr.recorded = recorded_for(snapshot, pod, pr.diagnosis.message)

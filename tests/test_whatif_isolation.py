@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -231,25 +232,34 @@ _REPLICAS = [
         "metadata": {"name": "web", "namespace": "default", "uid": "rs-uid"},
         "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "template": {}},
     },
-    _replica("web-aaaaa"),
-    _replica("web-bbbbb"),
 ]
 
 
-def test_replicas_sharing_a_signature_get_remedies_naming_themselves() -> None:
+@pytest.mark.parametrize(
+    "names",
+    [
+        pytest.param(("web-aaaaa", "web-bbbbb"), id="two replicas"),
+        # web-10's and web-100's texts are renamed from web-1's (not inside their own names).
+        pytest.param(("web-1", "web-10", "web-100"), id="names that contain each other"),
+        # web-1 inside aweb-1, which comes first: web-1's are searched again, not renamed.
+        pytest.param(("aweb-1", "web-1"), id="a name inside an earlier one"),
+    ],
+)
+def test_replicas_sharing_a_signature_get_remedies_naming_themselves(names: tuple[str, ...]) -> None:
     def make() -> Case:
-        objects = [RawObject(o, "replicas.yaml") for o in copy.deepcopy(_REPLICAS)]
+        objects = [RawObject(o, "replicas.yaml") for o in copy.deepcopy([*_REPLICAS, *map(_replica, names)])]
         return build_snapshot(objects, dialect_for("v1.34.1")), None
 
     snap, _ = make()
-    both = _pods(snap, None)
-    b = both["default/web-bbbbb"]
-    assert [r["kind"] for r in b["remedies"]][:1] == ["preemption"]
-    assert {"uncordon", "toleration"} <= {r["kind"] for r in b["remedies"]}
-    text = json.dumps(b["remedies"])
-    assert "web-aaaaa" not in text
-    assert "kubectl delete pod/web-bbbbb -n default" in text
-    assert "nominate it for default/web-bbbbb" in text
-    fresh, _ = make()
-    assert _pods(fresh, None, ["default/web-bbbbb"])["default/web-bbbbb"] == b
-    assert _alone_equals_in_run(make) == 2
+    in_run = _pods(snap, None)
+    for name in names:
+        entry = in_run[f"default/{name}"]
+        assert [r["kind"] for r in entry["remedies"]][:1] == ["preemption"]
+        assert {"uncordon", "toleration"} <= {r["kind"] for r in entry["remedies"]}
+        text = json.dumps(entry["remedies"])
+        assert f"kubectl delete pod/{name} -n default" in text
+        assert f"nominate it for default/{name}:" in text
+        assert f"kubectl get pod/{name} -n default -o wide  # NODE: cordoned" in text
+        others = [o for o in names if o != name]
+        assert not any(re.search(rf"[/ ]{re.escape(o)}[ :]", text) for o in others), name
+    assert _alone_equals_in_run(make) == len(names)
