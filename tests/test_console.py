@@ -410,3 +410,29 @@ def test_a_node_lifecycle_taint_is_named_in_the_cause() -> None:
     }
     # "taints" alone hid that the nodes are down.
     assert rejections(d) == "2 rejected by unreachable taint, 1 by not-ready taint, 1 by taints"
+
+
+def test_a_column_that_would_leave_a_stub_on_its_first_line_is_stacked() -> None:
+    import io
+
+    from rich.console import Console
+
+    from kdiagnose.report.console_layout import Out
+
+    def render(rows: list[list[str]]) -> list[str]:
+        buf = io.StringIO()
+        Out(Console(file=buf, width=80, no_color=True, color_system=None)).columns(rows, 4)
+        return buf.getvalue().splitlines()
+
+    long_taint = "taint node-role.kubernetes.io/control-plane:NoSchedule not tolerated"
+    # Side by side, "taint" would sit alone after the pool column and the key start the next line.
+    assert render([["control-plane", "system", long_taint], ["node-b", "web", "taint a=b:NoSchedule"]]) == [
+        "    control-plane  system",
+        "        " + long_taint,
+        "    node-b  web",
+        "        taint a=b:NoSchedule",
+    ]
+    # Cells that start their first line fully stay in columns.
+    assert render([["node-a", "web", "needs 1 CPU, 0.5 free of 4 allocatable"]]) == [
+        "    node-a  web  needs 1 CPU, 0.5 free of 4 allocatable"
+    ]

@@ -94,7 +94,8 @@ class Out:
 
     def columns(self, rows: list[list[str]], indent: int) -> None:
         """Aligned columns (no box characters: node names copy cleanly); the last column wraps under itself.
-        When it would be narrower than 30 columns, each row is stacked: the cells, then the last one below."""
+        When it would be narrower than 30 columns, or would leave a stub on a first line, each row is
+        stacked: the cells, then the last one below."""
         if not rows:
             return
         n = len(rows[0])
@@ -102,7 +103,10 @@ class Out:
         lead = indent + sum(w + 2 for w in widths)
         room = self.width - lead
         longest = max((len(t) for r in rows for t in r[-1].split()), default=0)
-        if room >= 30 and longest <= room:
+        # Side by side only when no cell's first line is left with a stub ("taint" alone, the long taint
+        # key on the next line): such a column reads worse than the stacked layout.
+        stub = any(len((_wrap(safe(r[-1]), room) or [""])[0]) < min(len(r[-1]), room // 2) for r in rows)
+        if room >= 30 and longest <= room and not stub:
             for r in rows:
                 head = " " * indent + "".join(c.ljust(w + 2) for c, w in zip(r, widths, strict=False))
                 wrapped = _wrap(safe(r[-1]), room) or [""]
