@@ -436,3 +436,17 @@ def test_a_column_that_would_leave_a_stub_on_its_first_line_is_stacked() -> None
     assert render([["node-a", "web", "needs 1 CPU, 0.5 free of 4 allocatable"]]) == [
         "    node-a  web  needs 1 CPU, 0.5 free of 4 allocatable"
     ]
+
+
+def test_nodes_never_filtered_say_why_in_words() -> None:
+    from kdiagnose.report.console_summary import rejections
+
+    d = Diagnosis(pod=pod(), num_all_nodes=3)
+    d.verdicts = {"node-2": cpu(500, 0)}
+    d.not_evaluated = ["node-1", "node-3"]
+    d.absent = Status.unresolvable("node(s) didn't satisfy plugin(s) [NodeAffinity]")
+    assert rejections(d) == "1 rejected by cpu, 2 excluded by node affinity/selector"
+    # The nominated node fits: kube-scheduler filters no other node (not a PreFilter exclusion).
+    d = Diagnosis(pod=pod(), num_all_nodes=3, nominated_node_used=True)
+    d.not_evaluated = ["node-1", "node-3"]
+    assert rejections(d) == "2 not evaluated (the nominated node fits)"

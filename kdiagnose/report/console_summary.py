@@ -5,6 +5,7 @@ The summary is shared by the title block of each pod and the overview at the top
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
@@ -90,8 +91,22 @@ def rejections(d: Diagnosis) -> str:
     if parts:
         parts[0] = parts[0].replace(" by ", " rejected by ", 1)
     if d.not_evaluated:
-        parts.append(f"{len(d.not_evaluated)} excluded at PreFilter")
+        parts.append(f"{len(d.not_evaluated)} {_not_evaluated_why(d)}")
     return ", ".join(parts)
+
+
+def _not_evaluated_why(d: Diagnosis) -> str:
+    """Why nodes were never filtered, in the plugins' short words: a PreFilterResult left them out
+    (`node(s) didn't satisfy plugin(s) [NodeAffinity]`), or the pod's nominated node fits and the scheduler
+    looked no further (schedule_one.go evaluateNominatedNode)."""
+    if d.nominated_node_used:
+        return "not evaluated (the nominated node fits)"
+    if d.absent is not None:
+        m = re.search(r"\[([^\]]*)\]", " ".join(d.absent.reasons))
+        plugins = m.group(1).split() if m else []
+        if plugins:
+            return "excluded by " + " and ".join(_BY.get(p, p) for p in plugins)
+    return "excluded at PreFilter"
 
 
 def _short_fix(r: Remedy) -> str:
