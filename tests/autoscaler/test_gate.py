@@ -170,8 +170,8 @@ def test_room_is_checked_against_every_replica_that_needs_a_new_node(
         res.stdout.split()
     )
     assert (
-        "remedy 1: [raise-max] raise the max of group apps from 5 to 7 (then the autoscaler adds 4 node(s))"
-        in " ".join(res.stdout.split())
+        "remedy 1: [safe] raise the max of group apps from 5 to 7 (then the autoscaler adds 4 node(s)) "
+        "(raise-max)" in " ".join(res.stdout.split())
     )
     two = manifest.replace("replicas: 4", "replicas: 2")
     (tmp_path / "web2.yaml").write_text(two)

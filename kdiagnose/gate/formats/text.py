@@ -91,7 +91,8 @@ def failure_text(r: WorkloadResult) -> str:
             out.append(f"node {node}:")  # its message is the summary's, not repeated
         out.extend(f"  {c}" for c in node_causes(pr))
         for i, rem in enumerate(pr.remedies[:_MAX_REMEDIES], 1):
-            out.append(f"  remedy {i}: [{rem.kind}] {rem.summary}")
+            # The safety class first, as the diagnose report prints it: a reviewer must see that a fix is risky.
+            out.append(f"  remedy {i}: [{rem.safety}] {rem.summary} ({rem.kind})")
         out.extend(f"  note: {n}" for n in pr.remedy_notes)
         out.extend(f"  note: {n}" for n in pr.diagnosis.notes)
     out.extend(f"note: {n}" for n in r.notes)
