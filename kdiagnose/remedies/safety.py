@@ -118,7 +118,17 @@ _LIFECYCLE_WORDS = {
     "karpenter.sh/disrupted": "Karpenter is disrupting (draining and deleting) the node",
     "karpenter.sh/disruption": "Karpenter is disrupting (draining and deleting) the node",
     "karpenter.sh/unregistered": "the node has not registered with Karpenter yet",
+    # Termination handlers and reboot daemons taint a node before they drain it.
+    "cloud.google.com/impending-node-termination": "GKE is about to terminate the node",
+    "aws-node-termination-handler/spot-itn": "AWS reclaims this spot instance within minutes",
+    "aws-node-termination-handler/scheduled-maintenance": "an AWS maintenance event stops or retires the instance",
+    "aws-node-termination-handler/asg-lifecycle-termination": "the Auto Scaling group is terminating the instance",
+    "aws-node-termination-handler/rebalance-recommendation": "AWS recommends replacing this spot instance",
+    "weave.works/kured-node-reboot": "kured is draining the node to reboot it",
 }
+# A taint whose key or value says the node is about to go (maintenance=scheduled:NoExecute, drain=true):
+# tolerating it puts the pod on a node that is being emptied.
+_GOING_WORDS = ("maintenance", "drain", "decommission", "terminat", "reboot", "shutdown", "retir", "evacuat")
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,9 +179,24 @@ def classify_taint(t: Taint, pod: Pod, node: Node | None = None) -> TaintClass:
         return TaintClass(NEVER, "Karpenter set it to take the node out of service: tolerating it hides that")
     if t.key in CONTROL_PLANE_LABELS:
         return TaintClass(NEVER, "it keeps workloads off the control plane")
+    if any(w in f"{t.key}={t.value}".lower() for w in _GOING_WORDS):
+        return TaintClass(
+            NEVER,
+            "it marks the node as going out of service (maintenance, drain or termination): a pod that "
+            "tolerates it lands on a node that is being emptied",
+        )
     if _is_accelerator_taint(t, node):
         if requests_accelerator(pod):
-            return TaintClass(SAFE, "")
+            wants = sorted(
+                r
+                for r, v in pod.requests.items()
+                if v > 0 and "/" in r and not r.startswith("kubernetes.io/")
+            )
+            return TaintClass(
+                SAFE,
+                f"the taint {t.key} keeps pods that do not use the node's accelerators off it; this pod "
+                f"requests {', '.join(wants) if wants else 'devices (DRA claims)'}, which is what it admits",
+            )
         return TaintClass(
             NEVER,
             "it reserves accelerator nodes for pods that request the hardware, and this pod requests none",

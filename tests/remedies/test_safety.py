@@ -213,3 +213,38 @@ def test_a_pod_bound_to_a_node_of_another_platform_is_warned(image: str, warned:
         "run only on linux/amd64 nodes: unless they are built for windows/amd64, its containers will fail to "
         "start there; pin it with nodeSelector kubernetes.io/os=linux"
     ]
+
+
+@pytest.mark.parametrize(
+    "taint",
+    [
+        "maintenance=scheduled:NoExecute",
+        "aws-node-termination-handler/spot-itn=true:NoSchedule",
+        "cloud.google.com/impending-node-termination=true:NoSchedule",
+        "weave.works/kured-node-reboot=true:NoSchedule",
+        "drain=true:NoSchedule",
+    ],
+)
+def test_tolerating_a_taint_that_announces_the_node_going_away_is_never_a_remedy(taint: str) -> None:
+    from kdiagnose.model.objects import Pod, Taint
+    from kdiagnose.remedies import safety
+
+    key_value, effect = taint.rsplit(":", 1)
+    key, _, value = key_value.partition("=")
+    pod = Pod({"metadata": {"name": "p", "namespace": "default"}, "spec": {"containers": [{"name": "c"}]}})
+    assert safety.classify_taint(Taint(key, value, effect), pod).safety == safety.NEVER
+
+
+def test_the_gpu_pods_tolerations_name_the_hardware_they_are_for() -> None:
+    # taints-multiple-on-one-node: gpu-2 also carries maintenance=scheduled:NoExecute (was a [risky]
+    # "reserves these nodes for other workloads"); gpu-1's dedicated=gpu taint is what the GPU pod admits.
+    remedies, notes = remedies_for(
+        "golden/taints-multiple-on-one-node.yaml", "default/triton-inference-7f6d8c9b5-2kqzx"
+    )
+    tolerations = by_kind(remedies, "toleration")
+    assert [r.unblocks for r in tolerations] == [["gpu-1"]]
+    assert tolerations[0].safety == "safe"
+    assert "this pod requests nvidia.com/gpu" in tolerations[0].risk
+    assert any(
+        n.startswith("toleration: never a remedy: tolerating maintenance=scheduled:NoExecute") for n in notes
+    )
