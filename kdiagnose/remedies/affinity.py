@@ -53,6 +53,20 @@ def _summ(blocks: dict[str, list[str]]) -> str:
     return "; ".join(parts)
 
 
+def _landing(ctx: Context, nodes: list[str]) -> str:
+    """`; it would then run on node-d (workload=batch)`: where the relaxed rule lets the pod go, with the
+    values of the labels the pod's node rules name, so the risk is about these nodes, not nodes in general."""
+    if not nodes or nodes[0] not in ctx.snapshot.node_info_by_name:
+        return ""
+    req = (ctx.pod.affinity.get("nodeAffinity") or {}).get(_REQUIRED)
+    terms = req.get("nodeSelectorTerms") if isinstance(req, dict) else None
+    keys = sorted(set(ctx.pod.node_selector) | (_term_keys(terms) if isinstance(terms, list) else set()))
+    labels = ctx.snapshot.node_info_by_name[nodes[0]].node.labels
+    values = [f"{k}={labels[k]}" if k in labels else f"no {k} label" for k in keys[:3]]
+    where = nodes[0] if len(nodes) == 1 else f"{nodes[0]} (and {len(nodes) - 1} more)"
+    return f"; it would then run on {where}" + (f" ({', '.join(values)})" if values else "")
+
+
 class _Candidate:
     def __init__(
         self,
@@ -358,16 +372,17 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
                 )
                 continue
             fragment = cand.fragment(ctx.base_spec())
+            node_rule = "node affinity" in cand.label or "nodeSelector" in cand.label
             out.append(
                 Remedy(
                     kind="relax-affinity",
                     summary=f"{cand.label} in {ctx.owner} ({cand.blocks})",
                     plugin=n.NODE_AFFINITY
-                    if "node affinity" in cand.label or "nodeSelector" in cand.label
+                    if node_rule
                     else (n.POD_TOPOLOGY_SPREAD if "spread" in cand.label else n.INTER_POD_AFFINITY),
                     target=str(ctx.owner),
                     unblocks=list(r.feasible),
-                    risk=cand.risk,
+                    risk=cand.risk + (_landing(ctx, r.feasible) if node_rule else ""),
                     safety=RISKY,
                     change_size=1.0,
                     **ctx.change(fragment, r.feasible),

@@ -51,3 +51,11 @@ def test_relaxation(scenario: str, pod: str, unblocks: list[str], in_summary: st
     assert in_summary in relax.summary
     assert in_patch in relax.patch
     assert relax.safety == "risky" and relax.risk  # every relaxation is risky, with a sentence saying how
+
+
+def test_a_relaxed_node_rule_names_where_the_pod_would_then_run() -> None:
+    # The generic "it may land on nodes the rule was written to avoid" says nothing an on-call engineer can
+    # check: the risk names the node and its value of the rule's label.
+    remedies, _ = remedies_for("demo/cluster.yaml", "default/hello-web-new")
+    (relax,) = by_kind(remedies, "relax-affinity")
+    assert relax.risk.endswith("; it would then run on node-d (workload=batch)")
