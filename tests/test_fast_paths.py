@@ -16,7 +16,7 @@ import pytest
 from kdiagnose.model.objects import Node
 from kdiagnose.model.snapshot import Snapshot
 from kdiagnose.pipeline import diagnose_snapshot
-from kdiagnose.remedies import whatif
+from kdiagnose.remedies import scale_pool, whatif
 from kdiagnose.remedies.whatif import with_bound
 from kdiagnose.report.json import report_document
 from kdiagnose.scheduler.plugins.interpodaffinity import filtering
@@ -188,6 +188,13 @@ def _plain_batches(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(scorer, "score_many", Plugin.score_many)
     # What-if replays node by node (run_filters_with_nominated per node) instead of plugin-major.
     monkeypatch.setattr(whatif, "BATCH_FILTERS", False)
+    # Every scale-up builds its own copy with the pool's first simulated node (no copy kept per pool).
+    monkeypatch.setattr(scale_pool, "_first_node", _fresh_first_node)
+
+
+def _fresh_first_node(ctx: Any, pool: Any, tpl: Any, key: Any) -> tuple[Any, Snapshot]:
+    first = tpl.node(1)
+    return first, scale_pool._derive(ctx, tpl, [first])
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -203,7 +203,11 @@ class NodePool:
 
     @property
     def control_plane(self) -> bool:
-        return any(_is_control_plane_node(ni.node) for ni in self.members)
+        # Asked once per pending pod's scale-up: the members' labels and taints are read once per pool.
+        hit: bool | None = self.memo.get("control-plane")
+        if hit is None:
+            hit = self.memo["control-plane"] = any(_is_control_plane_node(ni.node) for ni in self.members)
+        return hit
 
 
 Shape = tuple[frozenset[tuple[str, str]], tuple[str, ...], tuple[tuple[str, int], ...]]

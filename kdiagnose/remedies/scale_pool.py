@@ -186,6 +186,27 @@ def _derive(ctx: Context, tpl: Template, nodes: list[tuple[Node, list[Pod]]]) ->
     return ctx.snapshot.derive(extra_nodes=nodes, extra_objects={"ResourceSlice": slices} if slices else None)
 
 
+def _first_node(
+    ctx: Context, pool: NodePool, tpl: Template, key: tuple[Any, ...]
+) -> tuple[tuple[Node, list[Pod]], Snapshot]:
+    """The template's first simulated node and the snapshot with it added. It does not depend on the pod
+    asking, so it is built once per pool and template (kept in the pool's memo, which lives as long as the
+    snapshot's pools) and every pending pod's scale-up replays on the same copy: the copy's own indexes
+    (pods by namespace, label indexes, the PreFilter memos of pods with the same terms) are then shared."""
+    memo_key = f"first-node {key!r}"
+    hit: tuple[tuple[Node, list[Pod]], Snapshot] | None = pool.memo.get(memo_key)
+    if (
+        hit is not None
+        and hit[1].parent is ctx.snapshot
+        and hit[1].parent_generation == ctx.snapshot.generation
+    ):
+        return hit
+    first = tpl.node(1)
+    out = (first, _derive(ctx, tpl, [first]))
+    pool.memo[memo_key] = out
+    return out
+
+
 def _pack(ctx: Context, tpl: Template, first: tuple[Node, list[Pod]], headroom: int | None) -> Fit:
     nodes = [first]
     binds: list[tuple[Pod, str]] = [(ctx.pod, first[0].name)]
@@ -250,9 +271,8 @@ def try_pool(
     """The packing on the first template of the pool that fits the pod, or why none does."""
     headroom = _headroom(pool)
     why: list[str] = []
-    for tpl in templates(pool, label_overrides):
-        first = tpl.node(1)
-        snap = _derive(ctx, tpl, [first])
+    for i, tpl in enumerate(templates(pool, label_overrides)):
+        first, snap = _first_node(ctx, pool, tpl, (i, tuple(sorted((label_overrides or {}).items()))))
         r = ctx.replay(snap, nodes=[first[0].name])
         st = r.verdicts.get(first[0].name) or r.prefilter
         if r.schedules:

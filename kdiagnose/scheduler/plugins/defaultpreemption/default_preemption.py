@@ -40,6 +40,8 @@ MESSAGE_PREFIX = "preemption: "
 ERR_NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 ERR_NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 ERR_NO_VICTIMS = "No preemption victims found for incoming pod"
+# One shared (frozen) Status for the nodes without a lower-priority pod.
+_NO_VICTIMS = Status.unresolvable(ERR_NO_VICTIMS)
 
 # Built in: the API server creates them, so a dump need not contain them (pkg/apis/scheduling/types.go).
 _SYSTEM_PRIORITY_CLASSES = ("system-cluster-critical", "system-node-critical")
@@ -159,9 +161,14 @@ class DefaultPreemption(Plugin):
         which cannot change the outcome (nothing is mutated otherwise) and keeps the common "nothing of
         lower priority" case cheap on big clusters.
         """
-        potential = [p for p in node_info.pods if self.is_preemption_allowed(p, pod)]
+        if type(self).is_preemption_allowed is DefaultPreemption.is_preemption_allowed:
+            # is_preemption_allowed inlined: the scan runs over every pod of every potential node.
+            priority = pod.priority
+            potential = [p for p in node_info.pods if p.priority < priority]
+        else:
+            potential = [p for p in node_info.pods if self.is_preemption_allowed(p, pod)]
         if not potential:
-            return [], 0, Status.unresolvable(ERR_NO_VICTIMS)
+            return [], 0, _NO_VICTIMS
         ni = node_info.clone()
         st = state.clone()
 

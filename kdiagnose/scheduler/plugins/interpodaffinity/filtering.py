@@ -205,10 +205,8 @@ def existing_anti_matches(snapshot: Snapshot, pod: Pod, ns_labels: Mapping[str, 
         base = (parent.cache.get(_EXISTING_ANTI_KEY) or {}).get(key)
     out: list[AntiMatch] | None = None
     if base is not None and parent is not None:
-        theirs = parent.node_info_by_name
-        changed = {ni.name for ni in snapshot.node_infos if theirs.get(ni.name) is not ni}
-        changed.update(n for n in theirs if n not in snapshot.node_info_by_name)
-        if len(changed) * 4 <= len(theirs):
+        changed = _changed_names(snapshot, parent)
+        if changed is not None:
             out = [m for m in base if m[0].name not in changed]
             fresh = [
                 ni for ni in snapshot.node_infos if ni.name in changed and ni.pods_with_required_anti_affinity
@@ -281,13 +279,24 @@ def _on_nodes(
     return out
 
 
+_CHANGED_KEY = "interpodaffinity:changed-nodes"
+
+
 def _changed_names(snapshot: Snapshot, parent: Snapshot) -> set[str] | None:
-    """The nodes whose NodeInfo a what-if replaced, added or removed; None when most did (rebuild)."""
+    """The nodes whose NodeInfo a what-if replaced, added or removed; None when most did (rebuild).
+    Found once per what-if copy (every pod replayed on a pool's simulated node asks the same copy)."""
+    hit: tuple[Snapshot, int, set[str] | None] | None = snapshot.cache.get(_CHANGED_KEY)
+    if hit is not None and hit[0] is parent and hit[1] == parent.generation:
+        return hit[2]
     theirs = parent.node_info_by_name
     mine = snapshot.node_info_by_name
-    changed = {ni.name for ni in snapshot.node_infos if theirs.get(ni.name) is not ni}
+    changed: set[str] | None = {ni.name for ni in snapshot.node_infos if theirs.get(ni.name) is not ni}
+    assert changed is not None
     changed.update(name for name in theirs if name not in mine)
-    return changed if len(changed) * 4 <= len(theirs) else None
+    if len(changed) * 4 > len(theirs):
+        changed = None
+    snapshot.cache[_CHANGED_KEY] = (parent, parent.generation, changed)
+    return changed
 
 
 def own_term_matches(
