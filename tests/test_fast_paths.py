@@ -162,7 +162,12 @@ def test_batch_filters_equal_filter_per_node(seed: int) -> None:
     snap = varied_snapshot(nodes=40, pods_per_node=30, pending=60, seed=seed)
     fw = Framework(snap, default_profile(snap.dialect))
     batched = [pl for pl in fw.filter_plugins if type(pl).filter_many is not Plugin.filter_many]
-    assert {pl.name for pl in batched} >= {"TaintToleration", "NodeAffinity", "NodeResourcesFit"}
+    assert {pl.name for pl in batched} >= {
+        "TaintToleration",
+        "NodeAffinity",
+        "NodeResourcesFit",
+        "InterPodAffinity",
+    }
     rejected = 0
     for pod in snap.pending:
         state = CycleState()
@@ -177,12 +182,13 @@ def test_batch_filters_equal_filter_per_node(seed: int) -> None:
 def _plain_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     from kdiagnose.scheduler.framework import Plugin
     from kdiagnose.scheduler.plugins.imagelocality.image_locality import ImageLocality
+    from kdiagnose.scheduler.plugins.interpodaffinity.plugin import InterPodAffinity
     from kdiagnose.scheduler.plugins.nodeaffinity.node_affinity import NodeAffinity
     from kdiagnose.scheduler.plugins.noderesources.balanced_allocation import BalancedAllocation
     from kdiagnose.scheduler.plugins.noderesources.fit import Fit
     from kdiagnose.scheduler.plugins.tainttoleration.taint_toleration import TaintToleration
 
-    for cls in (NodeAffinity, TaintToleration, Fit):
+    for cls in (NodeAffinity, TaintToleration, Fit, InterPodAffinity):
         monkeypatch.setattr(cls, "filter_many", Plugin.filter_many)
     for scorer in (Fit, BalancedAllocation, ImageLocality):
         monkeypatch.setattr(scorer, "score_many", Plugin.score_many)

@@ -512,6 +512,37 @@ def filter_node(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
     return SUCCESS
 
 
+def filter_nodes(state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status]:
+    """`filter_node` per node, in one loop: without required affinity terms a node passes unless one of
+    the pod's anti-affinity terms or an existing pod's anti-affinity term counts a pod in the node's
+    domain (the pairs `filter_node` tests); such a node, and every node of a pod with required affinity,
+    takes `filter_node` itself for its Status."""
+    s = _state(state)
+    if s is None or s.affinity:
+        return [filter_node(state, pod, ni) for ni in nodes]
+    anti = s.anti_counts.counts
+    anti_keys = [t.topology_key for t in s.anti_affinity] if anti else []
+    existing = [pair for pair, n in s.existing_anti_counts.counts.items() if n > 0]
+    out: list[Status] = []
+    append = out.append
+    for ni in nodes:
+        labels = ni.node.labels
+        hit = False
+        for key in anti_keys:
+            value = labels.get(key)
+            if value is not None and anti.get((key, value), 0) > 0:
+                hit = True
+                break
+        if not hit and existing:
+            if len(existing) <= len(labels):
+                hit = any(labels.get(k) == v for k, v in existing)
+            else:
+                counts = s.existing_anti_counts.counts
+                hit = any(counts.get(pair, 0) > 0 for pair in labels.items())
+        append(filter_node(state, pod, ni) if hit else SUCCESS)
+    return out
+
+
 def update_with_pod(
     pl: InterPodAffinity, state: CycleState, other: Pod, node_info: NodeInfo, delta: int
 ) -> Status:

@@ -56,6 +56,9 @@ class InterPodAffinity(Plugin):
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         return filtering.filter_node(state, pod, node_info)
 
+    def filter_many(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status]:
+        return filtering.filter_nodes(state, pod, nodes)
+
     def add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> Status:
         return filtering.update_with_pod(self, state, pod_to_add, node_info, 1)
 

@@ -382,21 +382,39 @@ class Fit(Plugin):
         req: _PodRequest | None = state.read(_PRE_FILTER_KEY)
         if req is None or req.scalar:
             return super().filter_many(state, pod, nodes)
-        dra_mapped = self._dra_mapped()
-        wanted = [(r, q) for r, q in req.fixed if q > 0]
+        wanted = [(r, q, insufficient_reason(r)) for r, q in req.fixed if q > 0]
+        uu = self.dialect.fit_uu_over_allocatable
         out: list[Status] = []
         append = out.append
         for ni in nodes:
             alloc = ni.allocatable
-            if len(ni.pods) + 1 <= alloc.get("pods", 0):
-                used = ni.requested
-                for r, q in wanted:
+            n_pods = len(ni.pods)
+            allowed = alloc.get("pods", 0)
+            used = ni.requested
+            if n_pods + 1 <= allowed:
+                for r, q, _ in wanted:
                     if q > alloc.get(r, 0) - used.get(r, 0):
                         break
                 else:
                     append(SUCCESS)
                     continue
-            append(self._verdict(req, ni, dra_mapped))
+            # fits_request's InsufficientResources and filter's Status, built directly.
+            reasons: list[str] = []
+            details: list[dict[str, Any]] = []
+            unresolvable = False
+            if n_pods + 1 > allowed:
+                reasons.append(ERR_REASON_TOO_MANY_PODS)
+                details.append(
+                    {"resource": "pods", "requested": 1, "free": allowed - n_pods, "allocatable": allowed}
+                )
+            for r, q, reason in wanted:
+                a, u = alloc.get(r, 0), used.get(r, 0)
+                if q > a - u:
+                    reasons.append(reason)
+                    details.append({"resource": r, "requested": q, "free": a - u, "allocatable": a})
+                    unresolvable = unresolvable or q > a
+            code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if uu and unresolvable else Code.UNSCHEDULABLE
+            append(Status(code, tuple(reasons), "", tuple(details)))
         return out
 
     def _verdict(self, req: _PodRequest, node_info: NodeInfo, dra_mapped: frozenset[str]) -> Status:
