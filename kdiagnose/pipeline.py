@@ -280,11 +280,17 @@ def diagnose_snapshot(
     nominated: bool = False,
     offline: bool = True,
     remedy_limit: int | None = None,
+    on_pod: Callable[[Report, PodReport], PodReport] | None = None,
 ) -> Report:
     """Diagnose the selected pods (default: every pending pod a profile handles) and build the Report.
 
     `remedy_limit`: find only the best N remedies per pod (what the report shows; None: every kind is
-    tried, as `--all-remedies`); a pod whose search stopped early lists the kinds not tried."""
+    tried, as `--all-remedies`); a pod whose search stopped early lists the kinds not tried.
+
+    `on_pod(report, pod_report)`: called with each pod's finished report, in pod key order, when no two
+    pending pods share an owner (so no owner is placed one after another and the report's `sequential`
+    stays empty); the report keeps what it returns (a streaming writer returns a slim copy). With shared
+    owners it is never called and every pod's report is kept."""
     all_profiles = profiles_for(snapshot, profiles, scheduler_name)
     selected, warnings = select_pods(
         snapshot,
@@ -322,6 +328,12 @@ def diagnose_snapshot(
     # Remedies by scheduling signature (and the pod found them for, when their texts name it).
     remedy_memo: dict[tuple[bytes, str], tuple[Found, str]] = {}
     by_owner: dict[str, list[Pod]] = {}
+    if on_pod is not None:
+        # A superset of the groups placed one after another below (those also need the pod handled and
+        # not held at PreEnqueue): with none of two pods, the report's owners part is known to be empty.
+        owners = Counter(o for p in selected if not p.node_name and (o := _owner(snapshot, p)))
+        if any(c > 1 for c in owners.values()):
+            on_pod = None
     for pod in sorted(selected, key=lambda p: p.key):
         # What the pod's own state says (live mode triages from the API objects itself, commands/live.py).
         tri = triage_offline(snapshot, pod) if offline else None
@@ -356,9 +368,9 @@ def diagnose_snapshot(
         pr.recorded = recorded_for(snapshot, pod, pr.diagnosis.message)
         # Every event about the pod (cluster-autoscaler's and Karpenter's too), aged against the dump's time.
         pr.recorded = attach_recorded(pr.recorded, snapshot, pod, pr.remedies)
-        report.pods.append(pr)
         if pr.owner and not pod.node_name and pr.diagnosis.handled and pr.diagnosis.preenqueue is None:
             by_owner.setdefault(pr.owner, []).append(pod)
+        report.pods.append(on_pod(report, pr) if on_pod is not None else pr)
     # Each pod above is judged alone; an owner's replicas also compete with each other.
     for owner, owned in by_owner.items():
         if len(owned) > 1:

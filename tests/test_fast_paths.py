@@ -289,6 +289,20 @@ def _streamed(report: Any) -> bytes:
     return buf.getvalue()
 
 
+def _written_while_diagnosed(snap: Snapshot, profiles: Any = None, source: str = "") -> tuple[bytes, bool]:
+    """`kdiagnose -o json`'s way: each pod written as the pipeline finishes it (report.json.PodStream);
+    the bytes, and whether the pods were streamed (no owner with two pending pods)."""
+    import io
+
+    from kdiagnose.report.json import PodStream
+
+    buf = io.BytesIO()
+    stream = PodStream(buf)
+    report = diagnose_snapshot(snap, profiles, source=source, on_pod=stream.pod)
+    stream.finish(report)
+    return buf.getvalue(), stream.started
+
+
 @pytest.mark.parametrize("version", ["v1.31.8", "v1.34.1", "v1.37.2"])
 @pytest.mark.parametrize("seed", SEEDS)
 def test_streamed_json_is_the_plain_document_byte_for_byte(seed: int, version: str) -> None:
@@ -298,7 +312,34 @@ def test_streamed_json_is_the_plain_document_byte_for_byte(seed: int, version: s
     report = diagnose_snapshot(snap, source="varied.json")
     # The text path is taken (not the plain fallback) for every pod here.
     assert all(_node_entries(pr, report.node_pools) is not None for pr in report.pods)
-    assert _streamed(report) == _plain_json(report)
+    plain = _plain_json(report)
+    assert _streamed(report) == plain
+    # Written while diagnosed (every pending pod its own owner here): the same bytes.
+    written, streamed = _written_while_diagnosed(snap, source="varied.json")
+    assert streamed and written == plain
+
+
+def test_pods_of_one_owner_are_not_streamed_and_the_document_is_the_same() -> None:
+    """Replicas of one owner are also placed one after another ("owners", before "pods" in the
+    document): the pipeline then keeps every pod's report and the document is written at the end."""
+    import copy
+
+    from kdiagnose.load.files import RawObject
+    from kdiagnose.load.snapshot import build_snapshot
+    from kdiagnose.versions import dialect_for
+    from tests.varied import varied_items
+
+    items = varied_items(40, 30, 20, 1)
+    pending = [o for o in items if o["kind"] == "Pod" and not o["spec"].get("nodeName")]
+    # Two pending pods of the first one's ReplicaSet.
+    twin = copy.deepcopy(pending[0])
+    twin["metadata"]["name"] += "-twin"
+    objs = [RawObject(o, "varied.json") for o in [*items, twin]]
+    snap = build_snapshot(objs, dialect_for("v1.34.1"))
+    report = diagnose_snapshot(snap, source="varied.json")
+    assert report.sequential
+    written, streamed = _written_while_diagnosed(snap, source="varied.json")
+    assert not streamed and written == _plain_json(report)
 
 
 def _golden_reports() -> list[Any]:
@@ -320,6 +361,7 @@ def test_streamed_json_of_every_golden_case_is_the_plain_document() -> None:
 
     cases = _golden_reports()
     assert len(cases) > 500
+    pod_by_pod = 0
     for golden_json in cases:
         golden = json.loads(golden_json.read_text())
         scenario = scenario_for(golden_json)
@@ -334,7 +376,12 @@ def test_streamed_json_of_every_golden_case_is_the_plain_document() -> None:
             else None
         )
         report = diagnose_snapshot(snap, profiles, source=scenario.name)
-        assert _streamed(report) == _plain_json(report), golden_json
+        plain = _plain_json(report)
+        assert _streamed(report) == plain, golden_json
+        written, streamed = _written_while_diagnosed(snap, profiles, source=scenario.name)
+        assert written == plain, golden_json
+        pod_by_pod += streamed
+    assert pod_by_pod > 200  # most golden cases have pods of distinct owners: streamed pod by pod
 
 
 @pytest.mark.parametrize(

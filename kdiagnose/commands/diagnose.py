@@ -121,6 +121,17 @@ def diagnose_command(
 
         cfg = load_scheduler_config(scheduler_config, dialect, strict=strict_config)
         profiles, notes = list(cfg.profiles), list(cfg.notes)
+    import sys
+
+    stream = None
+    binary = getattr(sys.stdout, "buffer", None)
+    if output == "json" and binary is not None:
+        from kdiagnose.report.json import PodStream
+
+        # Each pod's JSON is written as soon as it is diagnosed and its verdicts are dropped (1,000 pods
+        # at 5,000 nodes would keep GBs of them until the end); the bytes are the whole document's.
+        sys.stdout.flush()
+        stream = PodStream(binary)
     report = diagnose_snapshot(
         snapshot,
         profiles,
@@ -133,7 +144,12 @@ def diagnose_command(
         pools=pools,
         # The report shows the top remedies: only those are searched for unless --all-remedies.
         remedy_limit=None if all_remedies else MAX_REMEDIES,
+        on_pod=stream.pod if stream is not None else None,
     )
+    if stream is not None and binary is not None:
+        stream.finish(report)
+        binary.flush()
+        raise typer.Exit(int(exit_code_for(report)))
     from kdiagnose.report.emit import emit
 
     emit(

@@ -374,6 +374,65 @@ def _pod_bytes(pr: PodReport, pools: dict[str, str], names: _Names) -> bytes:
     return head + b'\n  "nodes": {\n' + nodes + b"\n  },\n" + tail
 
 
+def _pods_parts(report: Report) -> tuple[bytes, bytes] | None:
+    """The document's text before and after its pods (the report's own pods left out), or None."""
+    doc = report_document(report, with_pods=False)
+    doc["pods"] = [_PODS_HOLE]
+    head, hole, tail = _dumps(doc).partition(b'"pods": [\n    "' + _PODS_HOLE.encode() + b'"\n  ]')
+    return (head, tail) if hole else None
+
+
+class PodStream:
+    """The -o json document written while the pods are diagnosed (pipeline.diagnose_snapshot's `on_pod`):
+    each pod's text as soon as its report is complete, so its verdicts and score tables can be dropped;
+    the pipeline keeps only what the rest of the document and the exit code read (`slim`). The bytes are
+    those `write` gives for the whole report: the parts before "pods" (up to "owners", empty when the
+    pipeline streams) are known before the first pod, the summary after them is written last."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.out = out
+        self.started = False
+        self.refused = False
+        self._names: _Names | None = None
+
+    def pod(self, report: Report, pr: PodReport) -> PodReport:
+        if self.refused:
+            return pr
+        if not self.started:
+            parts = _pods_parts(report)
+            if parts is None:  # as in `write`: cannot happen; the whole document is written at the end
+                self.refused = True
+                return pr
+            self.out.write(parts[0] + b'"pods": [\n')
+            self._names = _Names(report.node_pools)
+            self.started = True
+        else:
+            self.out.write(b",\n")
+        assert self._names is not None
+        self.out.write(b"    " + _indent(_pod_bytes(pr, report.node_pools, self._names), 4))
+        return slim(pr)
+
+    def finish(self, report: Report) -> None:
+        """The rest of the document (all of it when no pod was streamed)."""
+        if not self.started:
+            write(report, self.out)
+            return
+        parts = _pods_parts(report)
+        assert parts is not None  # the same keys as at the first pod
+        self.out.write(b"\n  ]" + parts[1] + b"\n")
+
+
+def slim(pr: PodReport) -> PodReport:
+    """What stays of a written pod: its key, whether it was placed, its owner (summary, exit code)."""
+    from kdiagnose.results import PodReport
+    from kdiagnose.scheduler.diagnosis import Diagnosis
+
+    d = pr.diagnosis
+    kept = Diagnosis(pod=d.pod, profile=d.profile, num_all_nodes=d.num_all_nodes, handled=d.handled)
+    kept.chosen = d.chosen
+    return PodReport(diagnosis=kept, owner=pr.owner)
+
+
 def write(report: Report, out: BinaryIO) -> None:
     """The -o json document, written piece by piece to a binary stream."""
     prs = sorted(report.pods, key=lambda p: p.diagnosis.pod.key)
