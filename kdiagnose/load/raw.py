@@ -64,6 +64,11 @@ class Compact(Protocol):
     @property
     def meta(self) -> Obj: ...
 
+    @property
+    def key(self) -> str:
+        """The informer key, "namespace/name" (load/order.py meta_key of `meta`)."""
+        ...
+
     def to_obj(self) -> Obj: ...
 
 
@@ -100,6 +105,11 @@ class RawObject:
         obj = self.obj
         self.compact = None
         return obj
+
+    @property
+    def compact_key(self) -> str | None:
+        """A compact record's informer key (namespaced), None for any other object."""
+        return self.compact.key if self._obj is None and self.compact is not None else None
 
     @property
     def kind(self) -> Any:

@@ -9,12 +9,12 @@ from typing import Any
 
 from kdiagnose.errors import InputError
 from kdiagnose.load.admission import AdmissionContext, admit_pod, admit_pvc
-from kdiagnose.load.compact import BoundPod
+from kdiagnose.load.compact import BoundPod, Template, template_pod
 from kdiagnose.load.gcpause import paused_gc
 from kdiagnose.load.order import CLUSTER_SCOPED_KINDS, canonical_order
 from kdiagnose.load.raw import KNOWN_KINDS, RawObject
 from kdiagnose.model.objects import NO_POD_RESOURCES as _NO_POD_RESOURCES
-from kdiagnose.model.objects import Container, ModelError, Node, Pod
+from kdiagnose.model.objects import SPEC_SLOTS, ModelError, Node, Pod, pod_from_row
 from kdiagnose.model.requests import finish_pod
 from kdiagnose.model.snapshot import Snapshot
 from kdiagnose.model.validation import validate
@@ -110,12 +110,15 @@ def build_snapshot(
     seen_pods: set[str] = set()
     refused: list[str] = []
     for raw in by_kind.get("Pod", []):
-        if isinstance(raw.compact, BoundPod):
-            fast_pod = compacts.pod(raw.compact)
+        rec = raw.compact
+        if isinstance(rec, BoundPod):
+            key = rec.key
+            if key in seen_pods:
+                continue  # canonical_order put the one kept first
+            fast_pod = compacts.pod(rec)
             if fast_pod is not None:
-                if fast_pod.key not in seen_pods:
-                    seen_pods.add(fast_pod.key)
-                    pods.append(fast_pod)
+                seen_pods.add(key)
+                pods.append(fast_pod)
                 continue
             raw.expand()
         obj = raw.obj
@@ -162,65 +165,83 @@ def build_snapshot(
 
 
 class _Compacts:
-    """The release-dependent part of the compact path: BoundPod.pod models a pod as a release with every
-    feature on would; a release without DRA or pod-level resources drops what its API server drops, then
-    the requests are computed once per (spec, container statuses)."""
+    """The release-dependent part of the compact path: template_pod models a spec as a release with every
+    feature on would; a release without DRA or pod-level resources drops what its API server drops. That
+    is done once per template (its release template, a Pod holding the spec slots), the requests computed
+    once per (template, container statuses); each pod is then its row's slots filled."""
 
     def __init__(self, dialect: Dialect) -> None:
         self.dialect = dialect
         self.requests: dict[tuple[Any, ...], tuple[dict[str, int], int, int]] = {}
-        self.unmounted: dict[Any, tuple[list[Container], list[Container]]] = {}
+        # Template -> (release template, requests of its pods without container statuses, or None yet).
+        self.templates: dict[Template, list[Any] | None] = {}
 
-    def _without_bind_mounts(self, tpl: Any, pod: Pod) -> tuple[list[Container], list[Container]]:
-        got = self.unmounted.get(tpl)
-        if got is None:
-            got = self.unmounted[tpl] = (
-                [replace(c, bind_mount_options=False) if c.bind_mount_options else c for c in pod.containers],
-                [
-                    replace(c, bind_mount_options=False) if c.bind_mount_options else c
-                    for c in pod.init_containers
-                ],
-            )
-        return got
+    def _release_template(self, tpl: Template) -> list[Any] | None:
+        got = self.templates.get(tpl, False)
+        if got is not False:
+            return got  # type: ignore[return-value]
+        model = template_pod(tpl)
+        if model is None:
+            self.templates[tpl] = None
+            return None
+        t = Pod.__new__(Pod)
+        for slot in SPEC_SLOTS:
+            setattr(t, slot, getattr(model, slot))
+        dialect = self.dialect
+        if not dialect.dra_enabled:
+            # build_snapshot's _drop_claims: spec.resourceClaims (status.resourceClaimStatuses per pod).
+            t.resource_claims = []
+        if not dialect.pod_level_resources:
+            t.pod_resources = _NO_POD_RESOURCES
+        if not dialect.volume_bind_mount_options:
+            # _drop_bind_mount_options: the containers as if their mounts had no bindMountOptions.
+            t.containers = [
+                replace(c, bind_mount_options=False) if c.bind_mount_options else c for c in t.containers
+            ]
+            t.init_containers = [
+                replace(c, bind_mount_options=False) if c.bind_mount_options else c for c in t.init_containers
+            ]
+        out = self.templates[tpl] = [t, None]
+        return out
 
     def pod(self, rec: BoundPod) -> Pod | None:
         """The pod build_snapshot's per-object path would make of `rec`, or None to take that path."""
-        pod = rec.pod()
-        if pod is None:
+        entry = self._release_template(rec.template)
+        if entry is None:
             return None
-        dialect = self.dialect
-        if not dialect.dra_enabled:
-            # build_snapshot's _drop_claims: spec.resourceClaims and status.resourceClaimStatuses.
-            pod.resource_claims = []
+        pod = pod_from_row(entry[0], rec.row)
+        if not pod.container_statuses:
+            done = entry[1]
+            if done is None:
+                finish_pod(pod, self.dialect)
+                entry[1] = (pod.requests, pod.non_zero_cpu, pod.non_zero_mem)
+            else:
+                pod.requests, pod.non_zero_cpu, pod.non_zero_mem = done
+            if pod.resource_claim_statuses and not self.dialect.dra_enabled:
+                pod.resource_claim_statuses = []
+            return pod
+        if not self.dialect.dra_enabled:
             pod.resource_claim_statuses = []
-        if not dialect.pod_level_resources:
-            pod.pod_resources = _NO_POD_RESOURCES
-        if not dialect.volume_bind_mount_options:
-            # _drop_bind_mount_options: the containers as if their mounts had no bindMountOptions.
-            pod.containers, pod.init_containers = self._without_bind_mounts(rec.template, pod)
         # finish_pod reads the spec part (shared), the container statuses and the resize condition.
-        key: tuple[Any, ...] = (rec.template,)
-        if pod.container_statuses:
-            key += (
-                tuple(
-                    (n, tuple(a.items()), tuple(b.items())) for n, (a, b) in pod.container_statuses.items()
+        key: tuple[Any, ...] = (
+            rec.template,
+            tuple((n, tuple(a.items()), tuple(b.items())) for n, (a, b) in pod.container_statuses.items()),
+            # requests.py _resize_infeasible: the first PodResizePending condition's reason.
+            next(
+                (
+                    c.get("reason") == "Infeasible"
+                    for c in pod.conditions
+                    if c.get("type") == "PodResizePending"
                 ),
-                # requests.py _resize_infeasible: the first PodResizePending condition's reason.
-                next(
-                    (
-                        c.get("reason") == "Infeasible"
-                        for c in pod.conditions
-                        if c.get("type") == "PodResizePending"
-                    ),
-                    False,
-                ),
-            )
-        done = self.requests.get(key)
-        if done is None:
-            finish_pod(pod, dialect)
+                False,
+            ),
+        )
+        got = self.requests.get(key)
+        if got is None:
+            finish_pod(pod, self.dialect)
             self.requests[key] = (pod.requests, pod.non_zero_cpu, pod.non_zero_mem)
         else:
-            pod.requests, pod.non_zero_cpu, pod.non_zero_mem = done
+            pod.requests, pod.non_zero_cpu, pod.non_zero_mem = got
         return pod
 
 

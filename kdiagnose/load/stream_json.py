@@ -258,37 +258,72 @@ def _shell(header: bytes, trailer: bytes) -> Obj:
     return shell
 
 
+class _Window:
+    """A window over a stream: `buf[:n]` holds the input from offset `base` on. `advance` keeps the bytes
+    from `keep` on (moved to the front: a partial item, small) and reads the next block after them into
+    the same buffer. Reading into one reused buffer instead of a new 32 MB bytes object per block (and
+    growing and shrinking a bytearray around it) halves the load's system time: fresh memory is page-faulted
+    in on every block otherwise."""
+
+    __slots__ = ("base", "buf", "f", "n")
+
+    def __init__(self, f: BinaryIO, base: int) -> None:
+        self.f = f
+        self.base = base
+        self.buf = bytearray(2 * BLOCK_SIZE)
+        self.n = 0
+        self._read()
+
+    def _read(self) -> int:
+        buf = self.buf
+        if len(buf) < self.n + BLOCK_SIZE:
+            buf.extend(bytes(self.n + BLOCK_SIZE - len(buf)))  # an item longer than a block
+        with memoryview(buf) as view:
+            got = self.f.readinto(view[self.n : self.n + BLOCK_SIZE])  # type: ignore[attr-defined]
+        self.n += got or 0
+        return int(got or 0)
+
+    def advance(self, keep: int) -> int:
+        """Drop buf[:keep], read the next block; the number of bytes read (0 at the end of the input)."""
+        buf = self.buf
+        try:
+            # A view of the buffer still alive (a decoded object not yet freed) would see its bytes change:
+            # resizing is refused while one is, so try one and take a new buffer if it is.
+            buf.append(0)
+            del buf[-1]
+        except BufferError:
+            self.buf = buf = bytearray(buf)
+        tail = self.n - keep
+        if keep:
+            buf[:tail] = buf[keep : self.n]
+        self.base += keep
+        self.n = tail
+        return self._read()
+
+
 def _stream(f: BinaryIO, source: str) -> tuple[list[RawObject], Obj]:
     """(objects, the List without its items) of a kubectl-layout JSON List, or _Fallback."""
-    base = f.tell()
     origin = _origin(f)
-    buf = bytearray(f.read(BLOCK_SIZE))
-    header, pos = _header(buf)
+    w = _Window(f, f.tell())
+    header, pos = _header(w.buf[: min(w.n, 1 << 16)])
     typed = _typed_list(header)
     objects: list[RawObject] = []
     table = TemplateTable()
     while True:
-        more = f.read(BLOCK_SIZE)
-        if not more:
-            end = buf.find(_END, pos)
-            if end < 0:
-                raise _Fallback
-            trailer = bytes(buf[end + len(_END) :])
-            objects.extend(_batch(buf, pos, end + _CLOSE, source, table, typed, False, origin, base))
-            break
-        cut = buf.rfind(_SEP, pos)
+        buf = w.buf
+        cut = buf.rfind(_SEP, pos, w.n)
         if cut >= 0:
-            objects.extend(_batch(buf, pos, cut + _CLOSE, source, table, typed, False, origin, base))
+            objects.extend(_batch(buf, pos, cut + _CLOSE, source, table, typed, False, origin, w.base))
             pos = cut + len(_SEP) - 1
         # Keep one byte before the next item's `{`: _batch writes the `[` there.
-        base += pos - 1
-        try:
-            del buf[: pos - 1]
-            buf += more
-        except BufferError:
-            # A view of the block is still alive (a decoded object not yet freed): resizing in place is
-            # refused, so continue in a new buffer and let the old one go with its last view.
-            buf = bytearray(buf[pos - 1 :]) + more
+        if not w.advance(pos - 1):
+            buf = w.buf
+            end = buf.find(_END, 1, w.n)
+            if end < 0:
+                raise _Fallback
+            trailer = bytes(buf[end + len(_END) : w.n])
+            objects.extend(_batch(buf, 1, end + _CLOSE, source, table, typed, False, origin, w.base))
+            break
         pos = 1
     return objects, _shell(header, trailer)
 
@@ -310,46 +345,36 @@ def decode_range(
     table = table if table is not None else TemplateTable()
     origin = _origin(f)
     if first:
-        base = lo - 1
-        f.seek(base)
-        buf = bytearray(f.read(BLOCK_SIZE))
+        f.seek(lo - 1)
+        w = _Window(f, lo - 1)
         pos = 1
     else:
-        base = lo - width
-        f.seek(base)
-        buf = bytearray(f.read(BLOCK_SIZE))
-        while (k := buf.find(_SEP)) < 0:
-            more = f.read(BLOCK_SIZE)
-            if not more:
+        f.seek(lo - width)
+        w = _Window(f, lo - width)
+        while (k := w.buf.find(_SEP, 0, w.n)) < 0:
+            if not w.advance(max(0, w.n - width)):
                 return [], None  # no item starts here: the range before reads up to the end
-            base += len(buf) - width
-            buf = buf[-width:] + more
         pos = k + width
-        if base + pos >= hi:
+        if w.base + pos >= hi:
             return [], None
     objects: list[RawObject] = []
     while True:
-        k = buf.find(_SEP, max(pos, hi - base - width))
+        buf = w.buf
+        k = buf.find(_SEP, max(pos, hi - w.base - width), w.n)
         if k >= 0:
-            objects.extend(_batch(buf, pos, k + _CLOSE, source, table, typed, True, origin, base))
+            objects.extend(_batch(buf, pos, k + _CLOSE, source, table, typed, True, origin, w.base))
             return objects, None
-        more = f.read(BLOCK_SIZE)
-        if not more:
-            end = buf.find(_END, pos)
+        cut = buf.rfind(_SEP, pos, w.n)
+        if cut >= 0:
+            objects.extend(_batch(buf, pos, cut + _CLOSE, source, table, typed, True, origin, w.base))
+            pos = cut + width
+        if not w.advance(pos - 1):
+            buf = w.buf
+            end = buf.find(_END, 1, w.n)
             if end < 0:
                 raise _Fallback
-            objects.extend(_batch(buf, pos, end + _CLOSE, source, table, typed, True, origin, base))
-            return objects, base + end + len(_END)
-        cut = buf.rfind(_SEP, pos)
-        if cut >= 0:
-            objects.extend(_batch(buf, pos, cut + _CLOSE, source, table, typed, True, origin, base))
-            pos = cut + width
-        base += pos - 1
-        try:
-            del buf[: pos - 1]
-            buf += more
-        except BufferError:
-            buf = bytearray(buf[pos - 1 :]) + more
+            objects.extend(_batch(buf, 1, end + _CLOSE, source, table, typed, True, origin, w.base))
+            return objects, w.base + end + len(_END)
         pos = 1
 
 
