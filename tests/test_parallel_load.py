@@ -217,3 +217,35 @@ def test_a_worker_that_dies_does_not_hang_the_load(tmp_path: Path, monkeypatch: 
     PARALLEL_RESULTS.clear()
     assert _view(_load(path, 2)) == serial  # decoded in this process instead
     assert PARALLEL_RESULTS == [False]
+
+
+@pytest.mark.parametrize(
+    ("spec", "status"),
+    [
+        pytest.param({"priority": 2**40}, None, id="priority out of int32"),
+        pytest.param({"tolerations": [{"key": "", "operator": "Equal"}]}, None, id="bad toleration"),
+        pytest.param(
+            {"containers": [{"name": "a", "resources": {"requests": {"cpu": "-1"}}}]}, None, id="quantity"
+        ),
+        pytest.param({}, {"phase": 3}, id="status phase type"),
+    ],
+)
+def test_invalid_pods_fail_with_the_one_process_message(
+    tmp_path: Path, spec: dict[str, Any], status: dict[str, Any] | None
+) -> None:
+    """The workers leave a spec's validation to the parent (TemplateTable.defer): a pod whose spec fails is
+    expanded there and reported with the message of the one-process load."""
+    from kdiagnose.errors import InputError
+    from tests.test_compact_pods import _bound
+
+    bad = _bound("bad", **spec)
+    if status is not None:
+        bad["status"] = status
+    path = _write(tmp_path, [*_nodes(), *EDGE_PODS[:3], bad, *EDGE_PODS[3:]])
+    errors = []
+    for jobs in (1, 2):
+        with pytest.raises(InputError) as got:
+            build_snapshot(_load(path, jobs).objects, dialect_for("v1.34.1"))
+        errors.append(str(got.value))
+    assert PARALLEL_RESULTS[-1] is True
+    assert errors[0] == errors[1] and "Pod shop/bad" in errors[0]

@@ -229,11 +229,19 @@ class Template:
     """One distinct bound-pod spec (nodeName aside): its key is the spec re-encoded as JSON; `model` its
     spec part as a Pod (template_pod), built once per process."""
 
-    __slots__ = ("key", "model")
+    __slots__ = ("admitted", "key", "model")
 
     def __init__(self, key: bytes) -> None:
         self.key = key
         self.model: Pod | bool | None = False  # False: not built yet
+        self.admitted: bool | None = None  # spec.priority set (template_pod's first condition); None: unread
+
+    def priority_set(self) -> bool:
+        """What template_pod requires first (admitted: spec.priority an integer), read without modelling."""
+        if self.admitted is None:
+            prio = self.spec().get("priority")
+            self.admitted = isinstance(prio, int) and not isinstance(prio, bool)
+        return self.admitted
 
     def spec(self) -> Obj:
         """The spec as the per-object path decodes it (without nodeName): a fresh dict each call."""
@@ -245,9 +253,13 @@ class TemplateTable:
     """Templates by key, so the pods of one spec share one Template; and the decoder's per-process caches
     of values many pods share (volumes and mounts kept, label sets, owner references)."""
 
-    __slots__ = ("by_key", "labels", "mounts", "owners", "volumes")
+    __slots__ = ("by_key", "defer", "labels", "mounts", "owners", "volumes")
 
-    def __init__(self) -> None:
+    def __init__(self, defer: bool = False) -> None:
+        # defer: a decoding worker's table. Its specs are validated and modelled by the process that builds
+        # the snapshot (which models each once anyway; load/snapshot.py expands the pods of a spec that
+        # fails), not once more in every worker: the worker only checks that the spec was admitted.
+        self.defer = defer
         self.by_key: dict[bytes, Template] = {}
         self.volumes: dict[bytes, Raw | UnsetType | None] = {}
         self.mounts: dict[bytes, Raw | UnsetType | None] = {}
@@ -554,7 +566,7 @@ def fast_bound_pod(item: FastItem, table: TemplateTable, source: BatchSource, in
             labels = table.labels[key] = {intern(k): intern(v) for k, v in got.items()} if got else {}
     spec, node_name = bound
     tpl = _template(spec, table)
-    if tpl is None or template_pod(tpl) is None:
+    if tpl is None or not (tpl.priority_set() if table.defer else template_pod(tpl) is not None):
         return False
     owners: list[Obj] = []
     refs = meta.ownerReferences

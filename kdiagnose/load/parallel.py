@@ -87,7 +87,7 @@ def _worker_table() -> TemplateTable:
     """One table per worker process, across its ranges: each spec is modelled once per worker."""
     global _WORKER_TABLE
     if _WORKER_TABLE is None:
-        _WORKER_TABLE = TemplateTable()
+        _WORKER_TABLE = TemplateTable(defer=True)
     return _WORKER_TABLE
 
 

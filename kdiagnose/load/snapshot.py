@@ -59,7 +59,9 @@ def build_snapshot(
     for raws in by_kind.values():
         for raw in raws:
             if raw.compact is not None:
-                if fast and isinstance(raw.compact, BoundPod):
+                # A compact record's metadata and status were checked where it was decoded; its spec is
+                # checked here, once per distinct spec (the pods of a spec that fails are expanded).
+                if fast and isinstance(raw.compact, BoundPod) and compacts.valid(raw.compact):
                     continue
                 raw.expand()  # from here on the pod takes the per-object path
             try:
@@ -203,6 +205,10 @@ class _Compacts:
             ]
         out = self.templates[tpl] = [t, None]
         return out
+
+    def valid(self, rec: BoundPod) -> bool:
+        """The record's spec passes validation and admission (template_pod): it takes the compact path."""
+        return self._release_template(rec.template) is not None
 
     def pod(self, rec: BoundPod) -> Pod | None:
         """The pod build_snapshot's per-object path would make of `rec`, or None to take that path."""
