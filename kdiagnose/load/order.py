@@ -70,7 +70,7 @@ def canonical_order(raws: list[RawObject], *, namespaced: bool) -> list[RawObjec
     """`raws` sorted by informer key; objects sharing a key (duplicates, unnamed manifests) by
     (newest resourceVersion, canonical JSON). Already-sorted input costs one linear pass."""
     # A compact record (load/compact.py) knows its key without building its metadata.
-    keys = [r.compact_key if r.compact_key is not None else meta_key(r.meta, namespaced) for r in raws]
+    keys = [meta_key(r.meta, namespaced) if (k := r.compact_key) is None else k for r in raws]
     order = sorted(range(len(raws)), key=keys.__getitem__)
     out = [raws[i] for i in order]
     skeys = [keys[i] for i in order]

@@ -56,13 +56,19 @@ def build_snapshot(
     # input error naming the field, not a silently different verdict (model/validation.py).
     fast = admit and not keep_raw
     compacts = _Compacts(dialect)
+    valid: dict[Template, bool] = {}
     for raws in by_kind.values():
         for raw in raws:
-            if raw.compact is not None:
+            rec = raw.compact
+            if rec is not None:
                 # A compact record's metadata and status were checked where it was decoded; its spec is
                 # checked here, once per distinct spec (the pods of a spec that fails are expanded).
-                if fast and isinstance(raw.compact, BoundPod) and compacts.valid(raw.compact):
-                    continue
+                if fast and isinstance(rec, BoundPod):
+                    ok = valid.get(rec.template)
+                    if ok is None:
+                        ok = valid[rec.template] = compacts.valid(rec)
+                    if ok:
+                        continue
                 raw.expand()  # from here on the pod takes the per-object path
             try:
                 validate(raw.obj)
