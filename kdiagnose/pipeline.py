@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from kdiagnose.errors import UsageError
 from kdiagnose.model.pools import PoolSpec, pool_of
+from kdiagnose.remedies.safety import platform_warning
 from kdiagnose.results import PodReport, Remedy, Report
 from kdiagnose.scheduler.diagnosis import Diagnosis
 from kdiagnose.scheduler.engine import Scheduler, scheduling_signature
@@ -345,7 +346,7 @@ def diagnose_snapshot(
         else:
             d = scheduler.diagnose(pod)
             pr = PodReport(diagnosis=d)
-            if d.scheduled and (warning := _platform_warning(snapshot, d)):
+            if d.scheduled and (warning := platform_warning(snapshot, d)):
                 d.notes.insert(0, warning)  # what will go wrong next comes before what was not checked
             if tri is not None and d.scheduled and tri.notable:
                 pr.why_pending = tri.text
@@ -382,47 +383,6 @@ def diagnose_snapshot(
                 remedy_fn=(lambda s, sc, d: compute_remedies(s, sc, d, pools=pools)) if remedies else None,
             )
     return report
-
-
-def _platform_warning(snapshot: Snapshot, d: Diagnosis) -> str:
-    """kube-scheduler filters on labels and taints only: a pod without an OS/arch selector binds to a
-    Windows or arm64 node its images cannot run on, and then fails to start. Said when a node it would be
-    bound to (any of the nodes tied at the best score) is of another platform than the pod's workload
-    runs on (its requirements, else where pods with the same images run: remedies/safety.py)."""
-    from kdiagnose.remedies import safety
-
-    platform, source = safety.implied_platform(snapshot, d.pod)
-    if not platform:
-        return ""
-    by_name = snapshot.node_info_by_name
-    wrong = [
-        x
-        for x in d.top_nodes or [d.chosen or ""]
-        if x in by_name and not safety.fits_platform(by_name[x].node, platform)
-    ]
-    if not wrong:
-        return ""
-    os_, arch = safety.platform_of(by_name[wrong[0]].node)
-    want = "/".join("|".join(sorted(platform[k])) if k in platform else "?" for k in ("os", "arch"))
-    pins = [
-        f"{label}={next(iter(platform[k]))}"
-        for k, label, have in (("os", "kubernetes.io/os", os_), ("arch", "kubernetes.io/arch", arch))
-        if k in platform and len(platform[k]) == 1 and have and have not in platform[k]
-    ]
-    where = wrong[0] if len(wrong) == 1 else f"{wrong[0]} (or {len(wrong) - 1} other tied node(s))"
-    # The pod's own OS/arch requirements never lead here (the scheduler honours them): the evidence is
-    # where its images run, which a multi-arch image does not bind, hence "unless".
-    evidence = (
-        "its images are Windows images"
-        if "Windows" in source
-        else f"pods with the same images run only on {want} nodes"
-    )
-    node_platform = f"{os_ or '?'}/{arch or '?'}"
-    return (
-        f"platform: kube-scheduler would bind it to {where}, a {node_platform} node, but {evidence}: unless "
-        f"they are built for {node_platform}, its containers will fail to start there"
-        + (f"; pin it with nodeSelector {', '.join(pins)}" if pins else "")
-    )
 
 
 def unschedulable(report: Report) -> list[PodReport]:

@@ -631,3 +631,46 @@ def test_pools_file_feeds_the_scale_up_remedies() -> None:
     )
     assert res.exit_code == 0, res.stderr  # fits only after scale-up: passes the default policy
     assert "scale node pool web-pool by 1" in res.stdout
+
+
+_WINDOWS_SNAPSHOT = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: linux-1
+  labels: {kubernetes.io/hostname: linux-1, kubernetes.io/os: linux, kubernetes.io/arch: amd64}
+status:
+  allocatable: {cpu: "4", memory: 16Gi, pods: "110"}
+  conditions: [{type: Ready, status: "True"}]
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: win-1
+  labels: {kubernetes.io/hostname: win-1, kubernetes.io/os: windows, kubernetes.io/arch: amd64}
+status:
+  allocatable: {cpu: "4", memory: 16Gi, pods: "110"}
+  conditions: [{type: Ready, status: "True"}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: api-old, namespace: default}
+spec:
+  nodeName: linux-1
+  containers:
+  - {name: c, image: "app:1", resources: {requests: {cpu: 3500m}}}
+status: {phase: Running}
+"""
+
+
+def test_a_replica_that_fits_only_a_node_of_another_platform_gets_a_note() -> None:
+    # linux-1 is full; without an OS selector the replica fits the untainted Windows node. The gate still
+    # passes (labels and taints allow it) but says its containers will fail to start there.
+    snap = build_snapshot(
+        [RawObject(d, "cluster.yaml") for d in yaml.safe_load_all(_WINDOWS_SNAPSHOT)], dialect_for("v1.34.1")
+    )
+    r = _one(_gate(snap, _workloads(_deployment("api", 1, "1"))))
+    assert r.outcome == Outcome.FITS
+    (note,) = [n for n in r.notes if "platform:" in n]
+    assert note.startswith("replica 1: platform: kube-scheduler would bind it to win-1, a windows/amd64 node")
+    assert note.endswith("pin it with nodeSelector kubernetes.io/os=linux")

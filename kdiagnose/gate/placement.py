@@ -39,6 +39,7 @@ from kdiagnose.load.raw import where
 from kdiagnose.model.objects import ModelError, Pod
 from kdiagnose.model.requests import finish_pod
 from kdiagnose.remedies.autoscaler import SCALE_UP_KINDS
+from kdiagnose.remedies.safety import platform_warning
 from kdiagnose.results import PodReport, Remedy
 from kdiagnose.scheduler.engine import Scheduler
 from kdiagnose.scheduler.plugins.helper import storage as st
@@ -106,6 +107,8 @@ class _Gate:
     ) -> None:
         self.snapshot = snapshot
         self.scheduler = Scheduler(snapshot, profiles)
+        # The last pod try_place bound: of another OS/arch than its images run on (platform_warning), or "".
+        self.platform_note = ""
         self.profiles = profiles
         self.opts = opts
         self.remedy_fn = remedy_fn
@@ -306,7 +309,10 @@ class _Gate:
     def try_place(self, pod: Pod) -> tuple[Diagnosis, Placement | None]:
         """Replay one pod; bind it where it fits (evicting the victims when only preemption makes room)."""
         d = self.scheduler.diagnose(pod)
+        self.platform_note = ""
         if d.scheduled and d.chosen:
+            # Before the bind: once bound, the pod itself counts among "where pods with these images run".
+            self.platform_note = platform_warning(self.snapshot, d)
             self.snapshot.bind(pod, d.chosen)
             self.assume_volumes(pod, d.chosen)
             self.scheduler.invalidate()
@@ -335,6 +341,10 @@ class _Gate:
             d, placed = self.try_place(pod)
             if placed is not None:
                 r.placements.append(placed)
+                # Fits by labels and taints, yet on a node of another OS/arch than its images run on: said
+                # once, for the first replica it happens to.
+                if self.platform_note and not any(" platform: " in x for x in r.notes):
+                    r.notes.append(f"replica {i + 1}: {self.platform_note}")
                 if placed.how == "preemption":
                     r.fit_preemption += 1
                     r.outcome = Outcome.PREEMPTION

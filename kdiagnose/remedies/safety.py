@@ -26,6 +26,7 @@ from kdiagnose.results import RISKY, SAFE
 if TYPE_CHECKING:
     from kdiagnose.model.objects import Node, Pod, Taint
     from kdiagnose.model.snapshot import Snapshot
+    from kdiagnose.scheduler.diagnosis import Diagnosis
 
 __all__ = [
     "ARCH_LABELS",
@@ -41,6 +42,7 @@ __all__ = [
     "classify_taint",
     "implied_platform",
     "platform_of",
+    "platform_warning",
     "requests_accelerator",
     "ruled_out",
 ]
@@ -332,3 +334,42 @@ def fits_platform(node: Node, platform: dict[str, set[str]]) -> bool:
 def ruled_out(kind: str, what: str, why: str) -> str:
     """The "Ruled out" line of a change that is never a remedy."""
     return f"{kind}: never a remedy: {what}: {why}"
+
+
+def platform_warning(snapshot: Snapshot, d: Diagnosis) -> str:
+    """kube-scheduler filters on labels and taints only: a pod without an OS/arch selector binds to a
+    Windows or arm64 node its images cannot run on, and then fails to start. Said when a node it would be
+    bound to (any of the nodes tied at the best score) is of another platform than the pod's workload
+    runs on (its requirements, else where pods with the same images run)."""
+    platform, source = implied_platform(snapshot, d.pod)
+    if not platform:
+        return ""
+    by_name = snapshot.node_info_by_name
+    wrong = [
+        x
+        for x in d.top_nodes or [d.chosen or ""]
+        if x in by_name and not fits_platform(by_name[x].node, platform)
+    ]
+    if not wrong:
+        return ""
+    os_, arch = platform_of(by_name[wrong[0]].node)
+    want = "/".join("|".join(sorted(platform[k])) if k in platform else "?" for k in ("os", "arch"))
+    pins = [
+        f"{label}={next(iter(platform[k]))}"
+        for k, label, have in (("os", "kubernetes.io/os", os_), ("arch", "kubernetes.io/arch", arch))
+        if k in platform and len(platform[k]) == 1 and have and have not in platform[k]
+    ]
+    where = wrong[0] if len(wrong) == 1 else f"{wrong[0]} (or {len(wrong) - 1} other tied node(s))"
+    # The pod's own OS/arch requirements never lead here (the scheduler honours them): the evidence is
+    # where its images run, which a multi-arch image does not bind, hence "unless".
+    evidence = (
+        "its images are Windows images"
+        if "Windows" in source
+        else f"pods with the same images run only on {want} nodes"
+    )
+    node_platform = f"{os_ or '?'}/{arch or '?'}"
+    return (
+        f"platform: kube-scheduler would bind it to {where}, a {node_platform} node, but {evidence}: unless "
+        f"they are built for {node_platform}, its containers will fail to start there"
+        + (f"; pin it with nodeSelector {', '.join(pins)}" if pins else "")
+    )
