@@ -401,15 +401,19 @@ def test_a_node_lifecycle_taint_is_named_in_the_cause() -> None:
             ({"taint": t},),
         )
 
-    d = Diagnosis(pod=pod(), num_all_nodes=4)
+    d = Diagnosis(pod=pod(), num_all_nodes=5)
     d.verdicts = {
         "a": taint("node.kubernetes.io/unreachable:NoSchedule"),
         "b": taint("node.kubernetes.io/unreachable:NoSchedule"),
         "c": taint("node.kubernetes.io/not-ready:NoSchedule"),
         "d": taint("dedicated=batch:NoSchedule"),
+        "e": taint("node.kubernetes.io/unschedulable:NoSchedule"),
     }
-    # "taints" alone hid that the nodes are down.
-    assert rejections(d) == "2 rejected by unreachable taint, 1 by not-ready taint, 1 by taints"
+    # "taints" alone hid that the nodes are down (or cordoned).
+    assert (
+        rejections(d)
+        == "2 rejected by unreachable taint, 1 by cordon taint, 1 by not-ready taint, 1 by taints"
+    )
 
 
 def test_a_column_that_would_leave_a_stub_on_its_first_line_is_stacked() -> None:

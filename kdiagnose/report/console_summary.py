@@ -77,7 +77,8 @@ def _by(st: Status) -> list[str]:
         ]
         state = [k.removeprefix("node.kubernetes.io/") for k in keys if k.startswith("node.kubernetes.io/")]
         if state and len(state) == len(keys):
-            return [f"{state[0]} taint"]
+            # node.kubernetes.io/unschedulable is the taint a cordon sets.
+            return [f"{'cordon' if state[0] == 'unschedulable' else state[0]} taint"]
     return [_BY.get(st.plugin or "", st.plugin or st.code.label)]
 
 
