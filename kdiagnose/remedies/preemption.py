@@ -110,6 +110,8 @@ def _lowest_priority(snapshot: Snapshot) -> float:
 def _why_not(ctx: Context) -> list[str]:
     pod = ctx.pod
     d = ctx.d
+    if d.num_all_nodes == 0:
+        return []  # nothing to preempt on: the report's cause is the missing nodes, not priorities
     if pod.preemption_policy == "Never":
         return ["preemption: not possible: the pod has preemptionPolicy: Never"]
     if not _lowest_priority(ctx.snapshot) < pod.priority:

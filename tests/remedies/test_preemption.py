@@ -88,3 +88,10 @@ def test_why_no_preemption(scenario: str, pod: str, note: str) -> None:
     remedies, notes = remedies_for(scenario, pod)
     assert by_kind(remedies, "preemption") == []
     assert any(n.startswith(note) for n in notes), notes
+
+
+def test_without_nodes_preemption_is_not_discussed() -> None:
+    # "no running pod has a priority below the pod's" was beside the point: there is no node at all.
+    remedies, notes = remedies_for("golden/edge-zero-nodes.yaml", "default/hello-5f7d6c8b9-8nq2w")
+    assert remedies == []
+    assert not [n for n in notes if n.startswith("preemption:")]
