@@ -456,6 +456,15 @@ def test_pods_command_lists_pending_pods_in_scope(tmp_path: Path) -> None:
         assert [p["pod"] for p in doc["pods"]] == ["default/hello-web-new"]
 
 
+def test_pods_summary_is_one_entry_per_pod(tmp_path: Path, seed_server: FakeAPIServer) -> None:
+    # At 3 a.m. over a whole cluster: `kdiagnose pods -A --summary`, as `kdiagnose FILE --summary` offline.
+    kc = seed_server.kubeconfig(tmp_path / "kubeconfig")
+    res = run("pods", "-A", "--summary", "--kubeconfig", str(kc))
+    assert res.exit_code == 1, res.stderr
+    assert "UNSCHEDULABLE  Pod default/hello-web-new:" in res.stdout
+    assert "Scheduler message:" not in res.stdout  # no per-pod sections
+
+
 def test_bound_pod_is_not_a_scheduling_problem(tmp_path: Path) -> None:
     objs = _objects(SEED)
     for o in objs:

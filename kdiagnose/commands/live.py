@@ -68,6 +68,7 @@ class LiveOptions:
     pools: str | None = None
     all_nodes: bool = False
     all_remedies: bool = False
+    summary: bool = False
     debug: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -556,6 +557,7 @@ def _main(opts: LiveOptions) -> None:
             top=opts.top,
             all_nodes=opts.all_nodes,
             all_remedies=opts.all_remedies,
+            summary=opts.summary,
         )
     except typer.Exit:
         raise
@@ -659,6 +661,9 @@ _SHARED_OPTIONS: dict[str, Any] = {
             "--all-remedies",
             help="Search for and show every remedy (default: only the top 3 are searched for and shown).",
         ),
+    ],
+    "summary": Annotated[
+        bool, typer.Option("--summary", help="One line per owner (or pod): verdict, cause, fix.")
     ],
     "debug": Annotated[bool, typer.Option("--debug", help="Tracebacks and request statistics on stderr.")],
 }
