@@ -166,6 +166,7 @@ _SHARED = [
     (["--pools"], None),
     (["--all-nodes"], False),
     (["--all-remedies"], False),
+    (["--summary"], False),
     (["--debug"], False),
 ]
 
