@@ -249,3 +249,26 @@ def test_invalid_pods_fail_with_the_one_process_message(
         errors.append(str(got.value))
     assert PARALLEL_RESULTS[-1] is True
     assert errors[0] == errors[1] and "Pod shop/bad" in errors[0]
+
+
+def test_workers_check_whole_objects_and_the_parent_reports_a_failure(tmp_path: Path) -> None:
+    """The workers validate the objects they decode whole (nodes, pending pods): those that pass are not
+    checked again by build_snapshot; one that fails is, and reports what the one-process load reports."""
+    from kdiagnose.errors import InputError
+
+    good = _write(tmp_path, [*_nodes(), *EDGE_PODS])
+    loaded = _load(good, 2)
+    assert PARALLEL_RESULTS[-1] is True
+    assert all(r.valid for r in loaded.objects if r.compact is None)
+    assert not any(r.valid for r in loaded.objects if r.compact is not None)  # checked as their rows
+    bad_node = copy.deepcopy(_nodes()[1])
+    bad_node["status"]["allocatable"]["cpu"] = "-2"
+    path = _write(tmp_path, [_nodes()[0], bad_node, *EDGE_PODS], "bad.json")
+    errors = []
+    for jobs in (1, 2):
+        objects = _load(path, jobs).objects
+        assert not any(r.valid for r in objects if r.kind == "Node" and r.obj["metadata"]["name"] == "node-b")
+        with pytest.raises(InputError) as got:
+            build_snapshot(objects, dialect_for("v1.34.1"))
+        errors.append(str(got.value))
+    assert errors[0] == errors[1] and "node-b" in errors[0]

@@ -171,7 +171,7 @@ def _pack(objects: list[RawObject], end: int | None) -> bytes:
                 )
             )
         else:
-            rows.append((_PLAIN, raw.obj))
+            rows.append((_PLAIN, raw.obj, _valid(raw.obj)))
     stamp = next((r.compact.source.stamp for r in objects if isinstance(r.compact, BoundPod)), None)
     return msgspec.msgpack.encode(
         (
@@ -186,6 +186,22 @@ def _pack(objects: list[RawObject], end: int | None) -> bytes:
             rows,
         )
     )
+
+
+def _valid(obj: Obj) -> bool:
+    """validate(obj) passes: checked here, in the worker, so that the parent skips it (its error, if any, is
+    the parent's to report, with where the object is)."""
+    from kdiagnose.load.raw import KNOWN_KINDS
+    from kdiagnose.model.objects import ModelError
+    from kdiagnose.model.validation import validate
+
+    if obj.get("kind") not in KNOWN_KINDS:
+        return False
+    try:
+        validate(obj)
+    except (ModelError, TypeError, ValueError, AttributeError, KeyError, RecursionError):
+        return False
+    return True
 
 
 def _extra(extra: list[Any]) -> tuple[Any, ...]:
@@ -234,7 +250,7 @@ def _unpack(
             )
             append(RawObject(None, source, compact=rec))
         else:
-            append(RawObject(row[1], source))
+            append(RawObject(row[1], source, valid=row[2]))
     return out, end
 
 

@@ -78,16 +78,25 @@ class RawObject:
     A streamed bound pod is held as `compact` (load/compact.py) and its dict built only when `obj` is read;
     load/snapshot.py and the readers' checks use `kind` and `meta`, which do not build it."""
 
-    __slots__ = ("_obj", "compact", "doc_index", "line", "source")
+    __slots__ = ("_obj", "compact", "doc_index", "line", "source", "valid")
 
     def __init__(
-        self, obj: Obj | None, source: str, doc_index: int = 0, line: int = 0, compact: Compact | None = None
+        self,
+        obj: Obj | None,
+        source: str,
+        doc_index: int = 0,
+        line: int = 0,
+        compact: Compact | None = None,
+        valid: bool = False,
     ) -> None:
         self._obj = obj
         self.source = source
         self.doc_index = doc_index
         self.line = line
         self.compact = compact
+        # model.validation.validate(obj) passed already (in a decoding worker, load/parallel.py), so
+        # build_snapshot need not check it again; any new object clears it.
+        self.valid = valid
 
     @property
     def obj(self) -> Obj:
@@ -99,6 +108,7 @@ class RawObject:
     @obj.setter
     def obj(self, value: Obj) -> None:
         self._obj = value
+        self.valid = False
 
     def expand(self) -> Obj:
         """Build the object of a compact record and drop the record: from here on it is any object."""

@@ -70,6 +70,8 @@ def build_snapshot(
                     if ok:
                         continue
                 raw.expand()  # from here on the pod takes the per-object path
+            elif raw.valid:
+                continue  # checked where it was decoded (load/parallel.py)
             try:
                 validate(raw.obj)
             except ModelError as e:

@@ -70,14 +70,16 @@ class NodeInfo:
         self.pods_with_required_anti_affinity: list[Pod] = []
         self.pvc_ref_counts: dict[str, int] = {}
 
-    def add_pod(self, pod: Pod) -> None:
+    def add_pod(self, pod: Pod, ports: list[tuple[str, str, int]] | None = None) -> None:
+        """`ports`: pod.host_ports() when the caller has it (Snapshot() computes it once per spec)."""
         self.pods.append(pod)
         req = self.requested
         for k, v in pod.requests.items():
             req[k] = req.get(k, 0) + v
         self.non_zero_cpu += pod.non_zero_cpu
         self.non_zero_mem += pod.non_zero_mem
-        ports = pod.host_ports()
+        if ports is None:
+            ports = pod.host_ports()
         if ports:
             self.used_ports.extend(ports)
         if pod.affinity and has_pod_affinity(pod):
@@ -155,6 +157,10 @@ class Snapshot:
         self.node_info_by_name: dict[str, NodeInfo] = {ni.name: ni for ni in self.node_infos}
         self.pods: list[Pod] = []  # every pod the scheduler's informer keeps (not Succeeded/Failed)
         self.pending: list[Pod] = []
+        # host_ports() reads the containers and hostNetwork only: the replicas of a spec share those lists
+        # (load/snapshot.py), so it is computed once per spec. The lists live as long as the pods, so
+        # their ids are not reused while this loop runs.
+        ports_of: dict[tuple[int, int, bool], list[tuple[str, str, int]]] = {}
         for pod in pods:
             if pod.phase in ("Succeeded", "Failed"):
                 continue
@@ -164,7 +170,11 @@ class Snapshot:
                 continue
             ni = self.node_info_by_name.get(pod.node_name)
             if ni is not None:
-                ni.add_pod(pod)
+                key = (id(pod.containers), id(pod.init_containers), pod.host_network)
+                ports = ports_of.get(key)
+                if ports is None:
+                    ports = ports_of[key] = pod.host_ports()
+                ni.add_pod(pod, ports)
         self.objects: dict[str, list[Obj]] = objects or {}
         self.present: set[str] = set(present) | {"Node", "Pod"}
         self.skipped: Counter[str] = skipped or Counter()
