@@ -353,9 +353,13 @@ class Snapshot:
                 new.node_infos.append(c)
             else:
                 new.node_infos.append(ni)
-        if removed or old is not None:
+        if removed:
             new.pods = [p for p in self.pods if id(p) not in removed and p is not old]
             new.pending = [p for p in self.pending if id(p) not in removed and p is not old]
+        elif old is not None:
+            # Only a pod swapped (a remedy's modified pod): an identity test per pod, no id() lookups.
+            new.pods = [p for p in self.pods if p is not old]
+            new.pending = [p for p in self.pending if p is not old]
         else:
             new.pods = list(self.pods)
             new.pending = list(self.pending)

@@ -478,6 +478,7 @@ class Context:
         self.owner = owner_of(snapshot, self.pod)
         self.replays = 0
         self._base: Obj | None = None
+        self._failing: dict[tuple[str, ...], list[str]] = {}
 
     # ---- replays
 
@@ -505,7 +506,13 @@ class Context:
     # ---- verdicts of the original diagnosis
 
     def nodes_failing(self, *plugins: str) -> list[str]:
-        return [n for n, s in self.d.verdicts.items() if not s.ok and s.plugin in plugins]
+        # Asked by several remedy kinds over the same verdicts (5,000 nodes each time): once per set.
+        hit = self._failing.get(plugins)
+        if hit is None:
+            hit = self._failing[plugins] = [
+                n for n, s in self.d.verdicts.items() if s.code != Code.SUCCESS and s.plugin in plugins
+            ]
+        return list(hit)
 
     # ---- patches
 
