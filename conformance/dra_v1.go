@@ -6,14 +6,63 @@ package main
 // names a ResourceClaimTemplate, owned by the pod, and the pod's status.resourceClaimStatuses entry.
 
 import (
+	"context"
+
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	"k8s.io/kubernetes/pkg/apis/resource"
+	"k8s.io/kubernetes/pkg/registry/resource/deviceclass"
+	"k8s.io/kubernetes/pkg/registry/resource/resourceslice"
 
 	_ "k8s.io/kubernetes/pkg/apis/resource/install"
 )
+
+// dropDisabledFields does to a resource.k8s.io/v1 object what the API server's create does between
+// decoding and storage: the strategy's PrepareForCreate (pkg/registry/resource/*/strategy.go), which drops
+// the fields of feature gates that are off (DRAPartitionableDevices' sharedCounters and consumesCounters,
+// DRAConsumableCapacity's allowMultipleAllocations, requestPolicy and capacity requests, DRADeviceTaints'
+// taints and tolerations, DRAExtendedResource's extendedResourceName, ...). A ResourceClaim's recorded
+// status is kept: the resourceclaim controller and the scheduler write it through the status subresource.
+// Other objects are returned unchanged.
+func dropDisabledFields(ctx context.Context, obj runtime.Object) (runtime.Object, error) {
+	var strategy rest.RESTCreateStrategy
+	var internal runtime.Object
+	var status *resourceapi.ResourceClaimStatus
+	claims, templates := claimStrategies()
+	switch o := obj.(type) {
+	case *resourceapi.ResourceSlice:
+		strategy, internal = resourceslice.Strategy, &resource.ResourceSlice{}
+	case *resourceapi.DeviceClass:
+		strategy, internal = deviceclass.Strategy, &resource.DeviceClass{}
+	case *resourceapi.ResourceClaim:
+		strategy, internal, status = claims, &resource.ResourceClaim{}, o.Status.DeepCopy()
+	case *resourceapi.ResourceClaimTemplate:
+		strategy, internal = templates, &resource.ResourceClaimTemplate{}
+	default:
+		return obj, nil
+	}
+	if err := legacyscheme.Scheme.Convert(obj, internal, nil); err != nil {
+		return nil, err
+	}
+	strategy.PrepareForCreate(ctx, internal)
+	out, err := legacyscheme.Scheme.New(obj.GetObjectKind().GroupVersionKind())
+	if err != nil {
+		return nil, err
+	}
+	if err := legacyscheme.Scheme.Convert(internal, out, nil); err != nil {
+		return nil, err
+	}
+	legacyscheme.Scheme.Default(out)
+	out.GetObjectKind().SetGroupVersionKind(obj.GetObjectKind().GroupVersionKind())
+	if claim, ok := out.(*resourceapi.ResourceClaim); ok && status != nil {
+		claim.Status = *status
+	}
+	return out, nil
+}
 
 const podResourceClaimAnnotation = "resource.kubernetes.io/pod-claim-name"
 

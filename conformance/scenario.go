@@ -146,6 +146,10 @@ func (sc *scenario) admit(ctx context.Context, objs []runtime.Object) error {
 	for _, obj := range objs {
 		// API defaulting, as on decoding a request and again on reading from storage.
 		legacyscheme.Scheme.Default(obj)
+		obj, err := dropDisabledFields(ctx, obj)
+		if err != nil {
+			return err
+		}
 		m, err := metaOf(obj)
 		if err != nil {
 			return err

@@ -221,6 +221,14 @@ class Dialect:
         return self.minor >= 36
 
     @property
+    def dra_cel_allow_multiple_allocations(self) -> bool:
+        """The DRA CEL `device` type has `allowMultipleAllocations` from v1.34 (dynamic-resource-allocation
+        cel/compile.go fieldsV134ConsumableCapacity; the scheduler compiles stored expressions, whose
+        environment declares it whatever DRAConsumableCapacity says); before, selecting it is the compile
+        error `undefined field 'allowMultipleAllocations'`."""
+        return self.minor >= 34
+
+    @property
     def dra_consumable_capacity(self) -> bool:
         """DRAConsumableCapacity (beta/on from v1.36): devices with allowMultipleAllocations are shared by
         several claims, each consuming part of the device's capacity (capacity requests, requestPolicy);

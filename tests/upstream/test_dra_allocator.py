@@ -1528,3 +1528,79 @@ def test_all_devices_with_request_selector() -> None:
 def test_exact_count_more_than_available() -> None:
     got = _allocate([claim_c(CLAIM0, [], req(REQ0, CLASS_A, 3))], OK_A, [TWO_A], [], V134)
     assert got is None
+
+
+# dynamic-resource-allocation cel/compile_test.go, the allow_multiple_allocations* cases: the device type's
+# multiAllocVar (ptr.Deref: unset is false). The scheduler compiles stored expressions, which declare the
+# field from v1.34 whatever DRAConsumableCapacity says; the device types of v1.31-v1.33 do not have it
+# (compile.go fieldsV131), like upstream's allow_multiple_allocations_disabled case.
+ALLOW_MULTIPLE_CASES = [
+    pytest.param("device.allowMultipleAllocations == true", True, True, id="allow_multiple_allocations"),
+    pytest.param(
+        "device.allowMultipleAllocations == false", None, True, id="allow_multiple_allocations_default"
+    ),
+    pytest.param(
+        "device.allowMultipleAllocations == false", False, True, id="allow_multiple_allocations_false"
+    ),
+    pytest.param("device.allowMultipleAllocations", False, False, id="allow_multiple_allocations_bare"),
+]
+
+
+@pytest.mark.parametrize(("expression", "allow", "expected"), ALLOW_MULTIPLE_CASES)
+def test_cel_allow_multiple_allocations(expression: str, allow: bool | None, expected: bool) -> None:
+    from kdiagnose.scheduler.plugins.dynamicresources.allocator import Device
+    from kdiagnose.scheduler.plugins.dynamicresources.cel import compile_expression
+
+    raw: Obj = {"name": "d"} if allow is None else {"name": "d", "allowMultipleAllocations": allow}
+    device = Device("d", raw, False, False, allow_multiple=raw.get("allowMultipleAllocations") is True)
+    assert compile_expression(expression).evaluate(device.env("dra.example.com")) is expected
+
+
+@pytest.mark.parametrize(
+    ("expression", "fields", "message"),
+    [
+        pytest.param(
+            "device.allowMultipleAllocations == false",
+            "v131",
+            "ERROR: <input>:1:7: undefined field 'allowMultipleAllocations'\n"
+            " | device.allowMultipleAllocations == false\n | ......^",
+            id="allow_multiple_allocations_disabled",
+        ),
+        pytest.param(
+            # Recorded by kube-scheduler v1.37.2 (features/dra-cel-allow-multiple-allocations); the other
+            # texts are what cel-go (dynamic-resource-allocation v0.37.2 CompileCELExpression) returns.
+            "device.allowMultipleAllocation",
+            "v134",
+            "ERROR: <input>:1:7: undefined field 'allowMultipleAllocation'\n | device.allowMultipleAllocation\n | ......^",
+            id="misspelt_field",
+        ),
+        pytest.param(
+            'device.driver == "x" || device.model == "a"',
+            "v134",
+            "ERROR: <input>:1:31: undefined field 'model'\n"
+            ' | device.driver == "x" || device.model == "a"\n | ..............................^',
+            id="second_selection",
+        ),
+        pytest.param(
+            "device.a || device.b || foo",
+            "v134",
+            "ERROR: <input>:1:7: undefined field 'a'\n | device.a || device.b || foo\n | ......^\n"
+            "ERROR: <input>:1:19: undefined field 'b'\n | device.a || device.b || foo\n | ..................^\n"
+            "ERROR: <input>:1:25: undeclared reference to 'foo' (in container '')\n"
+            " | device.a || device.b || foo\n | ........................^",
+            id="fields_and_variable_in_source_order",
+        ),
+    ],
+)
+def test_cel_undefined_device_field(expression: str, fields: str, message: str) -> None:
+    from kdiagnose.scheduler.plugins.dynamicresources.cel import (
+        DEVICE_FIELDS_V131,
+        DEVICE_FIELDS_V134,
+        CelCompileError,
+        compile_expression,
+    )
+
+    with pytest.raises(CelCompileError) as e:
+        compile_expression(expression, DEVICE_FIELDS_V131 if fields == "v131" else DEVICE_FIELDS_V134)
+    assert str(e.value) == "compilation failed: " + message
+

@@ -41,6 +41,8 @@ from kdiagnose.scheduler.plugins.dynamicresources.cel import (
     CelRuntimeError,
     CelUnsupported,
     Quantity,
+    DEVICE_FIELDS_V131,
+    DEVICE_FIELDS_V134,
     compile_expression,
     device_env,
     parse_semver,
@@ -164,7 +166,7 @@ class Device:
                         caps[name] = Quantity(parse_quantity(_d(c).get("value", "0")))
                     except QuantityError as e:
                         raise CelRuntimeError(f"capacity {name}: {e}") from None
-                self._env = device_env(driver, attrs, caps)
+                self._env = device_env(driver, attrs, caps, self.allow_multiple)
             except CelRuntimeError as e:
                 self._env = e
         if isinstance(self._env, CelRuntimeError):
@@ -311,6 +313,9 @@ class DraIndex:
 
     def __init__(self, snapshot: Snapshot) -> None:
         self.dialect = snapshot.dialect
+        self.cel_fields = (
+            DEVICE_FIELDS_V134 if self.dialect.dra_cel_allow_multiple_allocations else DEVICE_FIELDS_V131
+        )
         self.classes: dict[str, Obj] = {}
         for c in snapshot.kind("DeviceClass"):
             self.classes[str(_d(c.get("metadata")).get("name") or "")] = c
@@ -382,7 +387,7 @@ class DraIndex:
         res = self.matches.get(key)
         if res is None:
             try:
-                program = compile_expression(expression)
+                program = compile_expression(expression, self.cel_fields)
             except CelOverBudget as e:
                 self.unsupported[expression] = str(e)
                 res = False

@@ -1,6 +1,9 @@
 """A subset of CEL for DRA device selectors (k8s.io/dynamic-resource-allocation/cel/compile.go).
 
-The environment has one variable, `device`, with `driver`, `attributes` and `capacity`. Missing attribute
+The environment has one variable, `device`, with `driver`, `attributes` and `capacity`, and from v1.34
+`allowMultipleAllocations` (compile.go multiAllocVar: the scheduler compiles stored expressions, whose
+environment declares the newest device type whatever DRAConsumableCapacity says). Selecting any other field
+of `device` is the checker's `undefined field` compile error. Missing attribute
 domains read as an empty map (compile.go's `mapper.Find`), so `device.attributes["x"].model` on a device
 without `model` is the runtime error `no such key: model`, as in cel-go.
 
@@ -862,13 +865,48 @@ def _display_error(expression: str, pos: int, message: str) -> str:
     return f"ERROR: <input>:{line}:{col + 1}: {message}\n | {snippet}\n | {'.' * col}^"
 
 
-def _check(expression: str, ast: Node) -> None:
-    """The part of cel-go's checker that matters here: references to undeclared variables."""
+# The fields of the DRA `device` object type (compile.go fieldsV131; fieldsV134ConsumableCapacity adds
+# multiAllocVar).
+DEVICE_FIELDS_V131 = frozenset({"driver", "attributes", "capacity"})
+DEVICE_FIELDS_V134 = DEVICE_FIELDS_V131 | {"allowMultipleAllocations"}
+
+
+def _undefined_fields(n: Node, scope: frozenset[str], fields: frozenset[str], out: list[str]) -> None:
+    """`device.X` selections (and has(device.X)) of fields the device type does not declare, in source order;
+    a macro variable named `device` shadows the variable in its body."""
+    kind = n[0]
+    if kind == "select":
+        base = n[1]
+        if base[0] == "ident" and base[1] == "device" and "device" not in scope and n[2] not in fields:
+            out.append(n[2])
+        _undefined_fields(base, scope, fields, out)
+        return
+    if kind == "macro":
+        _undefined_fields(n[2], scope, fields, out)
+        _undefined_fields(n[4], scope | {n[3]}, fields, out)
+        return
+    for x in n[1:]:
+        if isinstance(x, tuple) and x and isinstance(x[0], str):
+            _undefined_fields(x, scope, fields, out)
+        elif isinstance(x, list):
+            for y in x:
+                if isinstance(y, tuple) and y and isinstance(y[0], str):
+                    _undefined_fields(y, scope, fields, out)
+
+
+def _check(expression: str, ast: Node, fields: frozenset[str] = DEVICE_FIELDS_V134) -> None:
+    """The part of cel-go's checker that matters here: references to undeclared variables and selections
+    of undefined fields of `device` (reported at the `.`, as cel-go locates a Select node)."""
     names: list[str] = []
     _undeclared(ast, frozenset(_DECLARED), names)
-    if not names:
+    missing: list[str] = []
+    _undefined_fields(ast, frozenset(), fields, missing)
+    if not names and not missing:
         return
     positions: dict[str, list[int]] = {}
+    # `device . NAME` token runs: the position of the dot, per field name, in source order.
+    dots: dict[str, list[int]] = {}
+    toks: list[tuple[str, str, int]] = []
     pos = 0
     while pos < len(expression):
         m = _TOKEN_RE.match(expression, pos)
@@ -876,9 +914,20 @@ def _check(expression: str, ast: Node) -> None:
             break
         if m.lastgroup == "ident":
             positions.setdefault(m.group(), []).append(m.start())
+        if m.lastgroup != "ws":
+            toks.append((m.lastgroup or "", m.group(), m.start()))
         pos = m.end()
+    for i in range(len(toks) - 2):
+        if toks[i][1] == "device" and toks[i + 1][1] == "." and toks[i + 2][0] == "ident":
+            dots.setdefault(toks[i + 2][1], []).append(toks[i + 1][2])
     seen: dict[str, int] = {}
     errors: list[tuple[int, str]] = []
+    for name in missing:
+        i = seen.get("." + name, 0)
+        seen["." + name] = i + 1
+        occ = dots.get(name, [0])
+        at = occ[min(i, len(occ) - 1)]
+        errors.append((at, _display_error(expression, at, f"undefined field '{name}'")))
     for name in names:
         i = seen.get(name, 0)
         seen[name] = i + 1
@@ -918,20 +967,24 @@ def _regex(pattern: str) -> Any:
 
 
 @lru_cache(maxsize=1024)
-def compile_expression(expression: str) -> Program:
-    """Parse once per distinct expression; raises CelUnsupported for what this subset cannot evaluate
-    (CelOverBudget past a limit) and CelCompileError for what cel-go's checker rejects."""
+def compile_expression(expression: str, fields: frozenset[str] = DEVICE_FIELDS_V134) -> Program:
+    """Parse once per distinct expression (and release's device type, `fields`); raises CelUnsupported for
+    what this subset cannot evaluate (CelOverBudget past a limit) and CelCompileError for what cel-go's
+    checker rejects."""
     if len(expression) > MAX_EXPRESSION_LENGTH:
         raise CelOverBudget(f"is longer than {MAX_EXPRESSION_LENGTH} characters (the API server's limit)")
     ast = _Parser(_tokenize(expression)).parse()
     if _ast_depth(ast) > MAX_AST_DEPTH:
         raise CelOverBudget(f"is nested more than {MAX_AST_DEPTH} levels deep")
-    _check(expression, ast)
+    _check(expression, ast, fields)
     return Program(expression, ast)
 
 
-def device_env(driver: str, attributes: dict[str, Any], capacity: dict[str, Any]) -> dict[str, Any]:
-    """The `device` variable: attributes/capacity keyed by domain (unqualified names belong to the driver)."""
+def device_env(
+    driver: str, attributes: dict[str, Any], capacity: dict[str, Any], allow_multiple: bool = False
+) -> dict[str, Any]:
+    """The `device` variable: attributes/capacity keyed by domain (unqualified names belong to the driver);
+    `allowMultipleAllocations` is the device's field, false when unset (ptr.Deref in compile.go)."""
     attrs: _DomainMap = _DomainMap()
     for name, value in attributes.items():
         domain, _, ident = name.partition("/") if "/" in name else (driver, "", name)
@@ -940,4 +993,9 @@ def device_env(driver: str, attributes: dict[str, Any], capacity: dict[str, Any]
     for name, value in capacity.items():
         domain, _, ident = name.partition("/") if "/" in name else (driver, "", name)
         caps.setdefault(domain, {})[ident] = value
-    return {"driver": driver, "attributes": attrs, "capacity": caps}
+    return {
+        "driver": driver,
+        "allowMultipleAllocations": allow_multiple,
+        "attributes": attrs,
+        "capacity": caps,
+    }
