@@ -10,6 +10,7 @@ from typing import Any
 from kdiagnose.errors import InputError
 from kdiagnose.load.admission import AdmissionContext, admit_pod, admit_pvc
 from kdiagnose.load.compact import BoundPod, Template, template_pod
+from kdiagnose.load.dra_strategy import drop_disabled_dra_fields
 from kdiagnose.load.gcpause import paused_gc
 from kdiagnose.load.order import CLUSTER_SCOPED_KINDS, canonical_order
 from kdiagnose.load.raw import KNOWN_KINDS, RawObject
@@ -87,6 +88,9 @@ def build_snapshot(
             if n:
                 skipped[k] += n
             present.discard(k)
+    elif admit:
+        # What a v1.34/v1.35 API server drops from DRA objects created with those gates off (load/dra_strategy.py).
+        drop_disabled_dra_fields(plain, dialect)
     if not dialect.dra_device_taint_rules:
         # DRADeviceTaintRules is off before v1.37 (and its API not served by default): rules do nothing.
         n = len(plain.pop("DeviceTaintRule", []))
