@@ -36,13 +36,13 @@ from kdiagnose.scheduler.plugins.dynamicresources.capacity import (
     request_fits_capacity,
 )
 from kdiagnose.scheduler.plugins.dynamicresources.cel import (
+    DEVICE_FIELDS_V131,
+    DEVICE_FIELDS_V134,
     CelCompileError,
     CelOverBudget,
     CelRuntimeError,
     CelUnsupported,
     Quantity,
-    DEVICE_FIELDS_V131,
-    DEVICE_FIELDS_V134,
     compile_expression,
     device_env,
     parse_semver,
