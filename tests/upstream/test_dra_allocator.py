@@ -1603,4 +1603,3 @@ def test_cel_undefined_device_field(expression: str, fields: str, message: str) 
     with pytest.raises(CelCompileError) as e:
         compile_expression(expression, DEVICE_FIELDS_V131 if fields == "v131" else DEVICE_FIELDS_V134)
     assert str(e.value) == "compilation failed: " + message
-
