@@ -229,6 +229,23 @@ class Dialect:
         return self.minor >= 34
 
     @property
+    def dra_distinct_attribute_without_gate(self) -> bool:
+        """v1.34's scheduler runs the experimental structured allocator (DRAResourceClaimDeviceStatus is on and
+        neither the stable nor the incubating one supports it: dynamic-resource-allocation structured/
+        allocator.go NewAllocator), which honours a distinctAttribute constraint whatever DRAConsumableCapacity
+        says (experimental/allocator_experimental.go); the claim keeps it (see below). Recorded by the
+        v1.34.12 harness (features/dra-distinct-attribute)."""
+        return self.minor == 34
+
+    @property
+    def dra_strategy_drops_distinct_attribute(self) -> bool:
+        """With DRAConsumableCapacity off, the API server drops a claim's `distinctAttribute` constraints from
+        v1.35 (pkg/api/resourceclaimspec DropDisabledFields); v1.34's strategy
+        (resourceclaim/strategy.go dropDisabledDRAResourceClaimConsumableCapacityFields) clears a copy of each
+        constraint in its range loop and so keeps them."""
+        return self.minor >= 35
+
+    @property
     def dra_consumable_capacity(self) -> bool:
         """DRAConsumableCapacity (beta/on from v1.36): devices with allowMultipleAllocations are shared by
         several claims, each consuming part of the device's capacity (capacity requests, requestPolicy);

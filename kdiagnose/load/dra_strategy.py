@@ -11,7 +11,9 @@ reach the scheduler. The fields dropped here are the ones whose absence changes 
 - DRADeviceBindingConditions (beta/on from v1.36): a device's `bindingConditions`,
   `bindingFailureConditions`, `bindsToNode`;
 - DRAConsumableCapacity (beta/on from v1.36): a device's `allowMultipleAllocations` and its capacities'
-  `requestPolicy`; a claim's (and template's) `capacity` requests and `distinctAttribute` constraints.
+  `requestPolicy`; a claim's (and template's) `capacity` requests and (from v1.35) `distinctAttribute`
+  constraints: v1.34's dropDisabledDRAResourceClaimConsumableCapacityFields clears a copy of each
+  constraint (`for _, constaint := range ...`), so it keeps them.
 The other gated fields (device taints and claim tolerations, a DeviceClass's `extendedResourceName`) are
 ignored by the allocator of those releases whether present or not, and are left as they are. The status of
 a recorded ResourceClaim is not touched (the scheduler and the controller write it through the status
@@ -67,8 +69,9 @@ def _claim_spec(spec: Obj, dialect: Dialect) -> None:
     devices = spec.get("devices")
     if not isinstance(devices, dict):
         return
-    for c in _dicts(devices.get("constraints")):
-        c.pop("distinctAttribute", None)
+    if dialect.dra_strategy_drops_distinct_attribute:
+        for c in _dicts(devices.get("constraints")):
+            c.pop("distinctAttribute", None)
     for r in _dicts(devices.get("requests")):
         exactly = r.get("exactly")
         if isinstance(exactly, dict):

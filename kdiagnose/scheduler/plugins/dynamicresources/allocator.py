@@ -878,7 +878,9 @@ class _Run:
                 requests = [str(x) for x in _l(c.get("requests"))]
                 if c.get("matchAttribute"):
                     cons.append(_MatchAttribute(requests, str(c["matchAttribute"])))
-                elif self.consumable and c.get("distinctAttribute"):
+                elif (self.consumable or self.index.dialect.dra_distinct_attribute_without_gate) and c.get(
+                    "distinctAttribute"
+                ):
                     cons.append(
                         _DistinctAttribute(
                             requests,
