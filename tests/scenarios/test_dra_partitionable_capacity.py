@@ -105,7 +105,9 @@ def _part(name: str, sms: str, **extra: Any) -> Obj:
             # The API server drops sharedCounters/consumesCounters on create (resourceslice/strategy.go,
             # load/dra_strategy.py): the partitions are plain devices, recorded so by the v1.35.8 harness
             # (features/dra-partitionable-shared-counters).
-            "v1.35.8", True, id="v1.35: DRAPartitionableDevices off: the API server drops the counters"
+            "v1.35.8",
+            True,
+            id="v1.35: DRAPartitionableDevices off: the API server drops the counters",
         ),
         pytest.param("v1.36.5", True, id="v1.36: partitions allocate from the pool's counter set"),
     ],
