@@ -23,6 +23,7 @@ the real strategies.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from typing import Any
 
@@ -81,13 +82,18 @@ def _claim_spec(spec: Obj, dialect: Dialect) -> None:
 
 
 def drop_disabled_dra_fields(by_kind: dict[str, list[Obj]], dialect: Dialect) -> None:
-    """Drop, in place, the fields the release's API server drops on create (see the module docstring)."""
+    """Replace the DRA objects of `by_kind` by copies without the fields the release's API server drops on
+    create (see the module docstring)."""
     if (
         dialect.dra_partitionable_devices
         and dialect.dra_consumable_capacity
         and (dialect.dra_device_binding_conditions)
     ):
         return
+    # Copies: the input objects stay as read (the same dicts may be replayed under another release).
+    for kind in ("ResourceSlice", "ResourceClaim", "ResourceClaimTemplate"):
+        if kind in by_kind:
+            by_kind[kind] = [copy.deepcopy(o) for o in by_kind[kind]]
     for s in by_kind.get("ResourceSlice", []):
         _slice(s, dialect)
     for c in by_kind.get("ResourceClaim", []):
