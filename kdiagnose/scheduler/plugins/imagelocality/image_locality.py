@@ -122,19 +122,7 @@ class ImageLocality(Plugin):
         total_nodes = self.snapshot.num_nodes
         have = idx.by_node.get(node_info.name, frozenset())
         total = 0
-        images = pod.images()
-        count_images = len(images)
-        if self.dialect.image_locality_image_volumes:
-            # v1.36 sumImageScores adds the pod's image volumes (volumes[].image.reference); only v1.37
-            # counts them in calculatePriority's threshold too (v1.36 over-scored them, #138951).
-            volume_images = [
-                str(v["image"].get("reference") or "")
-                for v in pod.volumes
-                if isinstance(v.get("image"), dict)
-            ]
-            images = images + volume_images
-            if self.dialect.image_locality_counts_image_volumes:
-                count_images = len(images)
+        images, count_images = self._images(pod)
         if have:
             for image in images:
                 name = normalized_image_name(image)
