@@ -1,4 +1,4 @@
-//go:build !k8s_pre137
+//go:build !k8s_pre134 && k8s_pre136
 
 package main
 
@@ -8,7 +8,7 @@ import (
 	"k8s.io/kubernetes/pkg/registry/resource/resourceclaimtemplate"
 )
 
-// v1.37: the ResourceClaim strategy also takes an authorizer (used by validation, not by PrepareForCreate).
+// v1.34-v1.35: the strategies take the namespace client their validation uses (not PrepareForCreate).
 func claimStrategies() (claim, template rest.RESTCreateStrategy) {
-	return resourceclaim.NewStrategy(nil, nil), resourceclaimtemplate.NewStrategy(nil)
+	return resourceclaim.NewStrategy(nil), resourceclaimtemplate.NewStrategy(nil)
 }
