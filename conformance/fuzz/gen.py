@@ -27,6 +27,24 @@ What it draws from is what clusters look like and what the corpus exercises:
 - from v1.34 DRA (resource.k8s.io/v1): DeviceClasses with CEL selectors, per-node ResourceSlices,
   ResourceClaimTemplates (exactly / count / allocationMode All / firstAvailable, capacity selectors) and
   shared ResourceClaims, some already allocated to running pods.
+Newer fields (issue #14, second round) are drawn from a second generator seeded from the same seed, so a
+seed's scenario keeps every object and choice it had before and gains them (a second, independent focus
+raises one family's odds):
+- matchLabelKeys / mismatchLabelKeys on pod (anti-)affinity terms (written as stored: the API server
+  merged them into the labelSelector) and on spread constraints (merged from v1.34 in stored pods only),
+  with pod-template-hash / track labels on the pending pods, and empty `labelSelector: {}` in spread
+  constraints;
+- DRA fields of the gates that turned on in v1.36/v1.37, on every DRA release (v1.34/v1.35's API server
+  strategies drop them, as kdiagnose must): partitionable devices (sharedCounters, consumesCounters),
+  consumable capacity (allowMultipleAllocations, capacity requests, requestPolicy), device taints with
+  claim tolerations, DeviceTaintRules (v1.37, where resource.k8s.io/v1 serves them), binding conditions,
+  a DeviceClass with extendedResourceName and pods asking for its resource (or the implicit
+  `deviceclass.resource.kubernetes.io/<class>`), adminAccess in the namespace labelled for it;
+- nodes with status.declaredFeatures (v1.35+) and pods whose restartPolicyRules imply one (v1.34+),
+  CSIDrivers with preventPodSchedulingIfMissing (v1.36+), more CSIStorageCapacity (and
+  maximumVolumeSize) on v1.37 for StorageCapacityScoring, image volumes, scheduling gates, pod-level
+  resources (v1.32+), a RuntimeClass with overhead (and a nodeSelector), a LimitRange with container
+  defaults (stored pods in its namespace carry them), PDBs with an empty selector.
 The documents are shuffled.
 """
 
@@ -195,6 +213,32 @@ class _Gen:
         self.held_claims: list[tuple[str, str]] = []  # (namespace, claim) used by running pods
         self.shared_claims: list[tuple[str, str]] = []  # allocated ResourceClaims of running pods
         self.allocated: set[tuple[str, str]] = set()  # (node, device) of those claims
+        # The features added for issue #14's second round draw from their own generator, so a seed's
+        # original scenario keeps every choice it had (its findings stay reproducible) and gains them.
+        self.x = random.Random(seed * 1_000_003 + 7)
+        self.xfocus = self.x.choice(
+            [
+                "none",
+                "none",
+                "none",
+                "labelkeys",
+                "dra-gates",
+                "dra-gates",
+                "node-features",
+                "admission",
+                "pdb",
+            ]
+        )
+        if self.focus == "dra" and self.x.random() < 0.5:
+            self.xfocus = "dra-gates"
+        self.hashes: dict[str, str] = {}
+        self.lr_namespaces: dict[str, Obj] = {}
+        self.runtime_class: Obj | None = None
+        self.admin_ns = "batch" if self.minor >= 34 and self.x.random() < 0.5 else None
+        self.ext_classes: list[str] = []  # extended resource names DeviceClasses map
+        self.device_taints: list[tuple[str, str]] = []  # (key, effect) of tainted devices
+        self.shared_nics = False
+        self._ns = ""
 
     def _uid(self) -> str:
         self.uid += 1
@@ -350,6 +394,21 @@ class _Gen:
         }
         if images:
             status["images"] = images
+        x = self.x
+        if self.minor >= 35 and x.random() < (0.5 if self.xfocus == "node-features" else 0.08):
+            # NodeDeclaredFeatures (alpha v1.35, on from v1.36): what the kubelet says it supports.
+            status["declaredFeatures"] = x.choice(
+                [
+                    ["RestartAllContainersOnContainerExits"],
+                    ["PodLevelResourcesResize", "RestartAllContainersOnContainerExits"],
+                    ["PodLevelResourcesResize"],
+                ]
+            )
+        if self.xfocus == "dra-gates" and x.random() < 0.15:
+            # A device plugin's extended resource beside DRA-mapped ones (DRAExtendedResource: a node that
+            # advertises the name is left to NodeResourcesFit).
+            alloc["example.com/gpu"] = str(x.choice([1, 2]))
+            status["capacity"]["example.com/gpu"] = alloc["example.com/gpu"]
         self.node_alloc[name] = alloc
         self.node_taints[name] = taints
         self.node_pods[name] = int(pods)
@@ -374,6 +433,9 @@ class _Gen:
                     ),
                 }
             )
+            if ns == self.admin_ns:
+                # DRAAdminAccess: only a namespace with this label may hold adminAccess requests.
+                self.objs[-1]["metadata"]["labels"]["resource.kubernetes.io/admin-access"] = "true"
 
     def priority_classes(self) -> None:
         for name, value in PRIORITIES.items():
@@ -430,6 +492,7 @@ class _Gen:
         hashes = {
             a: "".join(r.choices("bcdfghjklmnpqrstvwxz2456789", k=r.choice([9, 10]))) for a in self.apps
         }
+        self.hashes = hashes
         minute = 0
         per_node = [0, 1, 2, 3, 4, 6] if not self.large else [0, 1, 2, 3, 4]
         for node in self.node_names:
@@ -543,6 +606,86 @@ class _Gen:
                             },
                         }
                     )
+
+    def x_pdbs(self) -> None:
+        """PDBs with an empty selector `{}` (preemption ignores them up to v1.37; v1.38 #141785 counts them)
+        and tight budgets over the running apps, so successful preemptions (v1.37 writes their message) have
+        PDBs to weigh."""
+        x = self.x
+        hot = self.xfocus == "pdb"
+        for ns in NAMESPACES:
+            if x.random() >= (0.3 if hot else 0.04):
+                continue
+            pods = [p for p in self.bound if p["metadata"]["namespace"] == ns]
+            self.objs.append(
+                {
+                    "apiVersion": "policy/v1",
+                    "kind": "PodDisruptionBudget",
+                    "metadata": self.meta(f"all-{ns}-pdb", ns),
+                    "spec": {"selector": {}, "maxUnavailable": 0},
+                    "status": {
+                        "currentHealthy": len(pods),
+                        "desiredHealthy": len(pods),
+                        "disruptionsAllowed": 0,
+                        "expectedPods": len(pods),
+                        "observedGeneration": 1,
+                    },
+                }
+            )
+
+    def x_admission_objects(self) -> None:
+        """A LimitRange with container defaults in one namespace and a RuntimeClass with overhead (both run
+        by the harness' admission chain, as by kdiagnose for manifests)."""
+        x = self.x
+        hot = self.xfocus == "admission"
+        if x.random() < (0.6 if hot else 0.06):
+            ns = x.choice(NAMESPACES)
+            item: Obj = {
+                "type": "Container",
+                "defaultRequest": {
+                    "cpu": x.choice(["100m", "250m", "500m"]),
+                    "memory": x.choice(["128Mi", "512Mi"]),
+                },
+                "default": {"cpu": "16", "memory": "128Gi"},
+            }
+            lr: Obj = {
+                "apiVersion": "v1",
+                "kind": "LimitRange",
+                "metadata": self.meta("defaults", ns),
+                "spec": {"limits": [item]},
+            }
+            self.lr_namespaces[ns] = item
+            self.objs.append(lr)
+        if x.random() < (0.6 if hot else 0.06):
+            rc: Obj = {
+                "apiVersion": "node.k8s.io/v1",
+                "kind": "RuntimeClass",
+                "metadata": self.meta("gvisor"),
+                "handler": "runsc",
+                "overhead": {
+                    "podFixed": {"cpu": x.choice(["100m", "250m"]), "memory": x.choice(["64Mi", "128Mi"])}
+                },
+            }
+            if x.random() < 0.5:
+                rc["scheduling"] = {"nodeSelector": {"kubernetes.io/arch": "amd64"}}
+            self.runtime_class = rc
+            self.objs.append(rc)
+
+    def x_limit_range_stored(self) -> None:
+        """Stored pods in a LimitRange's namespace were created under it: they carry its defaults (the harness
+        re-runs LimitRanger on them, which must then change nothing; kdiagnose takes them as admitted)."""
+        for o in self.objs:
+            if o["kind"] != "Pod" or "priority" not in o["spec"]:
+                continue
+            item = self.lr_namespaces.get(o["metadata"]["namespace"])
+            if item is None:
+                continue
+            for c in [*o["spec"].get("containers", []), *o["spec"].get("initContainers", [])]:
+                res = c.setdefault("resources", {})
+                for k, v in item["default"].items():
+                    res.setdefault("limits", {}).setdefault(k, v)
+                for k, v in item["defaultRequest"].items():
+                    res.setdefault("requests", {}).setdefault(k, v)
 
     def selector_term(self) -> Obj:
         r = self.r
@@ -748,6 +891,7 @@ class _Gen:
             self.volumes(spec, ns, f"{app}-p{i}")
         if r.random() < self.odds["dra"]:
             self.dra(spec, ns, f"{app}-p{i}")
+        self.x_pending(spec, labels, ns, app, i)
         status: Obj = {"phase": "Pending"}
         if r.random() < self.odds["nominated"]:
             status["nominatedNodeName"] = r.choice(self.node_names)
@@ -759,6 +903,123 @@ class _Gen:
             "status": status,
         }
         self.objs.append(pod)
+
+    # --- issue #14, second round: newer fields on pending pods -----------------------------------------
+    def _label_keys(self, spec: Obj, labels: dict[str, str]) -> None:
+        """matchLabelKeys / mismatchLabelKeys on the pod's affinity terms and spread constraints, and an empty
+        `labelSelector: {}` in a spread constraint. Affinity terms are written as stored: the API server
+        merged `key in/notin (value)` into the labelSelector at creation (pkg/registry/core/pod/strategy.go
+        applyMatchLabelKeysAndMismatchLabelKeys; the harness, like the scheduler, never merges them for
+        affinity). Spread constraints are merged by the scheduler itself (podtopologyspread/common.go), and
+        by the API server at creation from v1.34 (MatchLabelKeysInPodTopologySpreadSelectorMerge): a stored
+        pod of v1.34+ carries the merged requirement, a manifest does not."""
+        x = self.x
+        hot = self.xfocus == "labelkeys"
+        stored = "priority" in spec
+
+        def merged(sel: Obj, keys: list[str], op: str) -> None:
+            for k in keys:
+                if k in labels:
+                    sel.setdefault("matchExpressions", []).append(
+                        {"key": k, "operator": op, "values": [labels[k]]}
+                    )
+
+        for kind in ("podAffinity", "podAntiAffinity"):
+            block = spec.get("affinity", {}).get(kind, {})
+            terms = list(block.get("requiredDuringSchedulingIgnoredDuringExecution", []))
+            terms += [
+                w["podAffinityTerm"] for w in block.get("preferredDuringSchedulingIgnoredDuringExecution", [])
+            ]
+            for term in terms:
+                if x.random() >= (0.6 if hot else 0.12):
+                    continue
+                key = x.choice(["pod-template-hash", "pod-template-hash", "tier", "track"])
+                field = "matchLabelKeys" if x.random() < 0.6 else "mismatchLabelKeys"
+                term[field] = [key]
+                merged(term["labelSelector"], [key], "In" if field == "matchLabelKeys" else "NotIn")
+        for c in spec.get("topologySpreadConstraints", []):
+            if x.random() < (0.15 if hot else 0.04):
+                c["labelSelector"] = {}  # counts no pod (countPodsMatchSelector: selector.Empty())
+            if x.random() < (0.6 if hot else 0.12):
+                keys = x.choice(
+                    [["pod-template-hash"], ["pod-template-hash"], ["tier"], ["pod-template-hash", "track"]]
+                )
+                c["matchLabelKeys"] = keys
+                if stored and self.minor >= 34:
+                    merged(c["labelSelector"], keys, "In")
+
+    def _container_sum(self, spec: Obj) -> tuple[int, int]:
+        """Milli-cpu and MiB the pod's containers request (regular and init, summed: an upper bound of the
+        effective request, so pod-level requests drawn above it are valid)."""
+        cpu = mem = 0
+        for c in [*spec.get("containers", []), *spec.get("initContainers", [])]:
+            req = c.get("resources", {}).get("requests", {})
+            if "cpu" in req:
+                cpu += _cpu_milli(req["cpu"])
+            if "memory" in req:
+                q = req["memory"]
+                mem += int(q[:-2]) * (1024 if q.endswith("Gi") else 1)
+        return cpu, mem
+
+    def x_pending(self, spec: Obj, labels: dict[str, str], ns: str, app: str, i: int) -> None:
+        x = self.x
+        if x.random() < (0.8 if self.xfocus == "labelkeys" else 0.4) and app in self.hashes:
+            # A Deployment's pod: the current rollout's hash (as its running pods) or a new one.
+            labels["pod-template-hash"] = (
+                self.hashes[app]
+                if x.random() < 0.6
+                else "".join(x.choices("bcdfghjklmnpqrstvwxz2456789", k=10))
+            )
+            if x.random() < 0.3:
+                labels["track"] = x.choice(["stable", "canary"])
+        self._label_keys(spec, labels)
+        main = spec["containers"][0]
+        nf = self.xfocus == "node-features"
+        if self.minor >= 34 and x.random() < (0.3 if nf else 0.03):
+            # ContainerRestartRules: RestartAllContainers implies NodeDeclaredFeatures'
+            # RestartAllContainersOnContainerExits (component-helpers nodedeclaredfeatures).
+            main["restartPolicy"] = "Never"
+            main["restartPolicyRules"] = [
+                {
+                    "action": x.choice(["RestartAllContainers", "RestartAllContainers", "Restart"]),
+                    "exitCodes": {"operator": "In", "values": [42]},
+                }
+            ]
+        if x.random() < (0.25 if nf else 0.05):
+            # Image volumes (ImageVolume GA v1.36; ImageLocality counts them from v1.36).
+            img = x.choice(IMAGES)[0]
+            spec.setdefault("volumes", []).append(
+                {"name": "model", "image": {"reference": img, "pullPolicy": "IfNotPresent"}}
+            )
+        if x.random() < (0.15 if nf else 0.03):
+            spec["schedulingGates"] = [{"name": x.choice(["kueue.x-k8s.io/admission", "example.com/quota"])}]
+        if self.minor >= 32 and ns not in self.lr_namespaces and x.random() < (0.25 if nf else 0.05):
+            # Pod-level resources (beta/on from v1.34): requests at or above the containers' sum.
+            cpu, mem = self._container_sum(spec)
+            req = {
+                "cpu": f"{cpu + x.choice([0, 250, 1000])}m",
+                "memory": f"{mem + x.choice([0, 512, 2048])}Mi",
+            }
+            if cpu == 0:
+                req.pop("cpu")
+            spec["resources"] = {"requests": req}
+            if x.random() < 0.4:
+                spec["resources"]["limits"] = dict(req)
+        if self.runtime_class is not None and x.random() < 0.5:
+            spec["runtimeClassName"] = self.runtime_class["metadata"]["name"]
+            if "priority" in spec:
+                # As stored: RuntimeClass admission set the overhead and merged the class's scheduling.
+                spec["overhead"] = dict(self.runtime_class["overhead"]["podFixed"])
+                sched = self.runtime_class.get("scheduling", {})
+                if "nodeSelector" in sched:
+                    spec["nodeSelector"] = {**spec.get("nodeSelector", {}), **sched["nodeSelector"]}
+        if self._dra and self.ext_classes and x.random() < 0.3:
+            # DRAExtendedResource: the pod asks for a plain extended resource that a DeviceClass maps.
+            name = x.choice(self.ext_classes)
+            n = str(x.choice([1, 1, 2]))
+            res = main.setdefault("resources", {})
+            res.setdefault("requests", {})[name] = n
+            res.setdefault("limits", {})[name] = n
 
     # --- volumes -------------------------------------------------------------------------------------
     def storage(self) -> None:
@@ -796,11 +1057,18 @@ class _Gen:
                     "reclaimPolicy": "Delete",
                 }
             )
-        self.capacity = r.random() < 0.2
-        if r.random() < 0.5 or self.capacity:
+        x = self.x
+        # StorageCapacityScoring (beta/on v1.37) scores by CSIStorageCapacity: more of it from v1.37.
+        self.capacity = r.random() < 0.2 or (self.minor >= 37 and x.random() < 0.25)
+        # CSIDriver.spec.preventPodSchedulingIfMissing (v1.36 field; VolumeLimitScaling honours it, beta/on
+        # v1.37): a new volume of this driver keeps the pod off nodes whose CSINode lacks the driver.
+        prevent = self.minor >= 36 and x.random() < (0.4 if self.xfocus == "node-features" else 0.1)
+        if r.random() < 0.5 or self.capacity or prevent:
             drv_spec: Obj = {"attachRequired": True, "podInfoOnMount": False}
             if self.capacity:
                 drv_spec["storageCapacity"] = True
+            if prevent:
+                drv_spec["preventPodSchedulingIfMissing"] = True
             self.objs.append(
                 {
                     "apiVersion": "storage.k8s.io/v1",
@@ -822,6 +1090,8 @@ class _Gen:
                             "nodeTopology": {"matchLabels": {"topology.kubernetes.io/zone": z}},
                         }
                     )
+                    if x.random() < 0.3:
+                        self.objs[-1]["maximumVolumeSize"] = x.choice(["10Gi", "50Gi"])
         self.csi_limit: dict[str, int] = {}
         for node in self.node_names:
             if r.random() < 0.85:
@@ -1054,6 +1324,170 @@ class _Gen:
                         },
                     }
                 )
+        self.x_dra_setup(dra_nodes)
+
+    def _slice(self, node: str, driver: str, pool: str, count: int, spec: Obj, tag: str) -> None:
+        self.objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": self.meta(f"{node}-{driver}-{tag}"),
+                "spec": {
+                    "driver": driver,
+                    "nodeName": node,
+                    "pool": {"name": pool, "generation": 1, "resourceSliceCount": count},
+                    **spec,
+                },
+            }
+        )
+
+    def x_dra_setup(self, dra_nodes: list[str]) -> None:
+        """The DRA fields of newer gates (issue #14), generated on every DRA release: where the gate is off the
+        API server's strategies drop them (the harness runs them; kdiagnose/load/dra_strategy.py mirrors it).
+        - DRAPartitionableDevices (beta/on v1.36): a pool `<node>-mig` of two slices, one with sharedCounters,
+          one with partitions consuming them;
+        - DRAConsumableCapacity (beta/on v1.36): a pool `<node>-shared` of NICs with allowMultipleAllocations
+          and a bandwidth capacity with a requestPolicy;
+        - DRADeviceTaints (beta/on v1.36): taints on GPU devices; DeviceTaintRules where the release serves
+          them in resource.k8s.io/v1 (v1.37);
+        - DRADeviceBindingConditions (beta/on v1.36): devices with bindingConditions;
+        - DRAExtendedResource (beta/on v1.36): a DeviceClass with extendedResourceName, and the implicit
+          `deviceclass.resource.kubernetes.io/<class>` name."""
+        x = self.x
+        hot = self.xfocus == "dra-gates"
+        # Each family is in a scenario or not (so most DRA scenarios keep the plain devices only), then on
+        # about half of its DRA nodes.
+        on = {k: x.random() < (0.7 if hot else 0.12) for k in ("partitions", "shared", "binding", "taints")}
+        for node in dra_nodes:
+            if on["partitions"] and x.random() < 0.5:
+                counters = [f"gpu-{k}" for k in range(x.choice([1, 2]))]
+                self._slice(
+                    node,
+                    GPU_DRIVER,
+                    f"{node}-mig",
+                    2,
+                    {
+                        "sharedCounters": [
+                            {"name": c, "counters": {"memory": {"value": "80Gi"}, "sms": {"value": "8"}}}
+                            for c in counters
+                        ]
+                    },
+                    "counters",
+                )
+                devs = []
+                for c in counters:
+                    for prof, mem, sms, n in (
+                        ("full", 80, 8, 1),
+                        ("half", 40, 4, 2),
+                        ("small", 10, 1, x.choice([2, 4])),
+                    ):
+                        for j in range(n):
+                            devs.append(
+                                {
+                                    "name": f"{c}-{prof}-{j}",
+                                    "attributes": {
+                                        "model": {"string": "a100"},
+                                        "profile": {"string": prof},
+                                        "parent": {"string": c},
+                                    },
+                                    "capacity": {"memory": {"value": f"{mem}Gi"}},
+                                    "consumesCounters": [
+                                        {
+                                            "counterSet": c,
+                                            "counters": {
+                                                "memory": {"value": f"{mem}Gi"},
+                                                "sms": {"value": str(sms)},
+                                            },
+                                        }
+                                    ],
+                                }
+                            )
+                self._slice(node, GPU_DRIVER, f"{node}-mig", 2, {"devices": devs}, "partitions")
+            if on["shared"] and x.random() < 0.5:
+                self.shared_nics = True
+                nics = []
+                for k in range(x.choice([1, 2])):
+                    d: Obj = {
+                        "name": f"nic-{k}",
+                        "attributes": {"model": {"string": "cx7"}, "pf": {"string": "ens1f0"}},
+                        "capacity": {
+                            "bandwidth": {
+                                "value": "10G",
+                                "requestPolicy": {
+                                    "default": "1G",
+                                    "validRange": {"min": "1G", "max": "10G", "step": "1G"},
+                                },
+                            }
+                        },
+                    }
+                    if x.random() < 0.8:
+                        d["allowMultipleAllocations"] = True
+                    if x.random() < 0.3:
+                        d["capacity"]["queues"] = {"value": "8"}
+                    nics.append(d)
+                self._slice(node, NIC_DRIVER, f"{node}-shared", 1, {"devices": nics}, "shared")
+            if on["binding"] and x.random() < 0.5:
+                # Devices waiting for the driver before binding (attach to a fabric, say).
+                dev: Obj = {
+                    "name": "fabric-gpu-0",
+                    "attributes": {"model": {"string": "l4"}, "index": {"int": 100}},
+                    "capacity": {"memory": {"value": "24Gi"}},
+                    "bindingConditions": ["gpu.example.com/attached"],
+                    "bindingFailureConditions": ["gpu.example.com/attach-failed"],
+                }
+                if x.random() < 0.5:
+                    dev["bindsToNode"] = True
+                self._slice(node, GPU_DRIVER, f"{node}-fabric", 1, {"devices": [dev]}, "fabric")
+        # Device taints on the GPUs of the plain slices.
+        for o in self.objs:
+            if (
+                o["kind"] != "ResourceSlice"
+                or o["spec"]["driver"] != GPU_DRIVER
+                or o["spec"]["pool"]["name"] not in self.devices
+            ):
+                continue
+            for d in o["spec"].get("devices", []):
+                if on["taints"] and x.random() < 0.3:
+                    key, value = x.choice([("example.com/ecc-errors", "true"), ("example.com/unhealthy", "")])
+                    t: Obj = {"key": key, "effect": x.choice(["NoSchedule", "NoExecute"])}
+                    if value:
+                        t["value"] = value
+                    d["taints"] = [t]
+                    self.device_taints.append((key, t["effect"]))
+        if self.minor >= 37 and x.random() < (0.4 if hot else 0.05) and self.devices:
+            node = x.choice(sorted(self.devices))
+            sel: Obj = {"driver": GPU_DRIVER, "pool": node}
+            if x.random() < 0.5:
+                sel["device"] = x.choice(self.devices[node])
+            self.objs.append(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "DeviceTaintRule",
+                    "metadata": self.meta(f"drain-{x.randrange(16**5):05x}"),
+                    "spec": {
+                        "deviceSelector": sel,
+                        "taint": {
+                            "key": "example.com/drain",
+                            "value": "planned",
+                            "effect": x.choice(["NoSchedule", "NoExecute"]),
+                        },
+                    },
+                }
+            )
+            self.device_taints.append(("example.com/drain", "NoSchedule"))
+        if x.random() < (0.6 if hot else 0.1):
+            self.objs.append(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "DeviceClass",
+                    "metadata": self.meta("ext.gpu.example.com"),
+                    "spec": {
+                        "extendedResourceName": "example.com/gpu",
+                        "selectors": [{"cel": {"expression": f'device.driver == "{GPU_DRIVER}"'}}],
+                    },
+                }
+            )
+            self.ext_classes = ["example.com/gpu", f"deviceclass.resource.kubernetes.io/{NIC_DRIVER}"]
 
     def bound_claim(self, pod: Obj, ns: str, node: str) -> None:
         """A running pod holding an allocated GPU claim (its device is in use)."""
@@ -1134,6 +1568,7 @@ class _Gen:
             ]
         elif cls == NIC_DRIVER and r.random() < 0.4:
             ex["selectors"] = [{"cel": {"expression": f'device.attributes["{NIC_DRIVER}"].pf == "ens1f0"'}}]
+        self.x_request(ex, cls)
         if r.random() < 0.15:
             alt = {
                 "name": "fallback",
@@ -1141,14 +1576,45 @@ class _Gen:
                 "allocationMode": "ExactCount",
                 "count": 1,
             }
+            ex.pop("adminAccess", None)  # a DeviceSubRequest has no adminAccess
             return {"name": name, "firstAvailable": [{"name": "first", **ex}, alt]}
         return {"name": name, "exactly": ex}
+
+    def x_request(self, ex: Obj, cls: str) -> None:
+        """Claim fields of newer gates on one request: tolerations of device taints, capacity requests on
+        shared NICs, adminAccess (only in the namespace labelled for it)."""
+        x = self.x
+        hot = self.xfocus == "dra-gates"
+        if self.device_taints and cls != NIC_DRIVER and x.random() < (0.5 if hot else 0.2):
+            key, effect = x.choice(self.device_taints)
+            ex["tolerations"] = [
+                x.choice(
+                    [
+                        {"key": key, "operator": "Exists", "effect": effect},
+                        {"key": key, "operator": "Exists"},
+                        {"operator": "Exists"},
+                        {"key": key, "operator": "Equal", "value": "true", "effect": effect},
+                    ]
+                )
+            ]
+        if (
+            cls == NIC_DRIVER
+            and self.shared_nics
+            and ex.get("allocationMode") == "ExactCount"
+            and x.random() < 0.6
+        ):
+            ex["capacity"] = {"requests": {"bandwidth": x.choice(["1G", "3G", "5G", "2500M", "12G"])}}
+            if x.random() < 0.15:
+                ex["capacity"]["requests"]["queues"] = "4"
+        if self.admin_ns is not None and self._ns == self.admin_ns and x.random() < (0.3 if hot else 0.1):
+            ex["adminAccess"] = True
 
     def dra(self, spec: Obj, ns: str, base: str) -> None:
         if self.minor < 34:
             return
         r = self.r
         self.dra_setup()
+        self._ns = ns
         shared = [c for c in self.shared_claims if c[0] == ns]
         if shared and r.random() < 0.2:
             spec["resourceClaims"] = [{"name": "gpu", "resourceClaimName": r.choice(shared)[1]}]
@@ -1173,11 +1639,14 @@ class _Gen:
         self.namespaces()
         self.priority_classes()
         self.nodes()
+        self.x_admission_objects()
         self.bound_pods()
         self.pdbs()
+        self.x_pdbs()
         pending = self.r.choice([1, 1, 2, 3])
         for i in range(pending if self.n_pending is None else self.n_pending):
             self.pending_pod(i)
+        self.x_limit_range_stored()
         self.r.shuffle(self.objs)
         return self.objs
 
