@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from kdiagnose.load.compact import BatchSource, BoundPod, Template, TemplateTable
+from kdiagnose.load.compact import BatchSource, BoundPod, Template, TemplateTable, template_pod
 from kdiagnose.load.raw import LoadResult, RawObject, record_list
 
 __all__ = [
@@ -215,6 +215,12 @@ def _unpack(
 ) -> tuple[list[RawObject], int | None]:
     end, keys, spans, stamp, strs, labels, owners, conds, rows = msgspec.msgpack.decode(data)
     templates = [table.get(k) for k in keys]
+    # Each new spec is validated, admitted and modelled here, while the workers decode the later ranges,
+    # instead of in build_snapshot once they are done (_Compacts.valid finds it modelled): the same call
+    # (template_pod, release-independent), earlier. Most specs come with the first range.
+    for t in templates:
+        if t.model is False:
+            template_pod(t)
     if stamp is not None:
         stamp = (stamp[0], stamp[1])
     sources = [BatchSource(path, None, lo, hi, typed, stamp) for lo, hi in spans]

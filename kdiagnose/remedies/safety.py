@@ -258,12 +258,23 @@ def _platforms_by_images(snapshot: Snapshot) -> dict[tuple[str, ...], set[tuple[
     cached: dict[tuple[str, ...], set[tuple[str, str]]] | None = snapshot.cache.get(_IMAGES_KEY)
     if cached is None:
         cached = {}
+        # images() reads the containers only, and the replicas of a spec share their container lists
+        # (load/snapshot.py _Compacts): each platform's distinct specs first, then each spec's image set
+        # once, not for 150,000 pods. The lists live as long as the pods: their ids are not reused here.
+        specs: dict[tuple[str, str], dict[tuple[int, int], Pod]] = {}
         for ni in snapshot.node_infos:
             plat = platform_of(ni.node)
-            if plat == ("", ""):
-                continue
-            for p in ni.pods:
-                imgs = tuple(sorted(set(p.images())))
+            if plat != ("", ""):
+                seen = specs.get(plat)
+                if seen is None:
+                    seen = specs[plat] = {}
+                seen.update({(id(p.containers), id(p.init_containers)): p for p in ni.pods})
+        images: dict[tuple[int, int], tuple[str, ...]] = {}
+        for plat, seen in specs.items():
+            for key, p in seen.items():
+                imgs = images.get(key)
+                if imgs is None:
+                    imgs = images[key] = tuple(sorted(set(p.images())))
                 if imgs:
                     cached.setdefault(imgs, set()).add(plat)
         snapshot.cache[_IMAGES_KEY] = cached
