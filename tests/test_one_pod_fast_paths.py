@@ -134,3 +134,67 @@ def test_parallel_load_models_the_specs_while_decoding(
     assert templates
     # Modelled when their range came back (load/parallel.py _unpack), not left to build_snapshot.
     assert all(t.model is not False for t in templates)
+
+
+def _features_pod(i: int, nodes: list[str]) -> dict[str, Any]:
+    """A bound pod whose mounts have bindMountOptions, which every release's API server drops
+    (versions.py): its release template differs from the release-independent model."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"features-{i}", "namespace": "default", "uid": f"u-features-{i}"},
+        "spec": {
+            "nodeName": nodes[i % 2],
+            "priority": 0,
+            "containers": [
+                {
+                    "name": "app",
+                    "image": "i",
+                    "resources": {"requests": {"cpu": "100m"}},
+                    "volumeMounts": [{"name": "d", "mountPath": "/d", "bindMountOptions": ["rbind"]}],
+                }
+            ],
+        },
+        "status": {"phase": "Running"},
+    }
+
+
+@pytest.mark.parametrize("release", ["v1.31.8", "v1.33.3", "v1.34.1", "v1.37.2"])
+def test_pods_built_ahead_equal_the_snapshots_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, release: str
+) -> None:
+    """The parallel loader builds each bound pod from its spec's model while the workers decode
+    (BoundPod.pre); build_snapshot takes it only when the release template has the model's spec slots,
+    and the snapshot equals the one-process load's, pod by pod and slot by slot, in every release."""
+    from tests.test_fast_loaders import snapshot_view
+
+    monkeypatch.setattr(fast, "FAST_MIN_BYTES", 0)
+    monkeypatch.setattr(stream_json, "BLOCK_SIZE", 3000)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parallel, "MIN_RANGE_BYTES", 1500)
+    items = _items(4)
+    names = sorted(o["metadata"]["name"] for o in items if o["kind"] == "Node")
+    items += [_features_pod(i, names) for i in range(6)]
+    items.append(items[-1])  # one pod twice: the second is dropped, and its pod built ahead with it
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "items": items, "kind": "List"}, indent=4))
+    dialect = dialect_for(release)
+    try:
+        parallel.set_jobs(1)
+        serial = build_snapshot(load_paths([str(path)]).objects, dialect)
+        parallel.set_jobs(2)
+        loaded = load_paths([str(path)])
+    finally:
+        parallel.set_jobs(None)
+    recs = [r.compact for r in loaded.objects if r.compact is not None]
+    assert recs and all(rec.pre is not None for rec in recs)
+    ahead = {id(rec.pre): rec.pre for rec in recs if rec.pre is not None}  # kept alive: ids not reused
+    snap = build_snapshot(loaded.objects, dialect)
+    assert snapshot_view(snap) == snapshot_view(serial)
+    assert all(rec.pre is None for rec in recs)  # none kept alive by the load result
+    taken = [p for p in snap.pods if id(p) in ahead]
+    features = [p for p in snap.pods if p.name.startswith("features-")]
+    assert len(features) == 6 and not any(id(p) in ahead for p in features)  # release template differs
+    assert not any(p.containers[0].bind_mount_options for p in features)
+    if dialect.dra_enabled and dialect.pod_level_resources:
+        assert len(taken) == len([p for p in snap.pods if p.node_name]) - 6

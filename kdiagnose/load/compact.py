@@ -356,13 +356,16 @@ class BoundPod:
     """A bound pod decoded the compact way: its per-pod values (`row`, model.objects.Row), its spec's
     Template, and where to decode it again (`source`, `index`: the item's place in its batch)."""
 
-    __slots__ = ("index", "row", "source", "template")
+    __slots__ = ("index", "pre", "row", "source", "template")
 
     def __init__(self, row: Row, template: Template, source: BatchSource, index: int) -> None:
         self.row = row
         self.template = template
         self.source = source
         self.index = index
+        # pod_from_row(template_pod(template), row), built ahead while the decoding workers run
+        # (load/parallel.py); build_snapshot takes it when its release template has the same spec slots.
+        self.pre: Pod | None = None
 
     @property
     def meta(self) -> Obj:

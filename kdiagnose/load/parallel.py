@@ -24,6 +24,7 @@ import msgspec
 
 from kdiagnose.load.compact import BatchSource, BoundPod, Template, TemplateTable, template_pod
 from kdiagnose.load.raw import LoadResult, RawObject, record_list
+from kdiagnose.model.objects import pod_from_row
 
 __all__ = [
     "JOBS_ENV",
@@ -218,9 +219,7 @@ def _unpack(
     # Each new spec is validated, admitted and modelled here, while the workers decode the later ranges,
     # instead of in build_snapshot once they are done (_Compacts.valid finds it modelled): the same call
     # (template_pod, release-independent), earlier. Most specs come with the first range.
-    for t in templates:
-        if t.model is False:
-            template_pod(t)
+    models = [template_pod(t) for t in templates]
     if stamp is not None:
         stamp = (stamp[0], stamp[1])
     sources = [BatchSource(path, None, lo, hi, typed, stamp) for lo, hi in spans]
@@ -254,6 +253,11 @@ def _unpack(
                 sources[src],
                 index,
             )
+            model = models[t]
+            if model is not None:
+                # The Pod build_snapshot would make (its release template permitting, _Compacts.pod), made
+                # now, while the workers decode the later ranges.
+                rec.pre = pod_from_row(model, rec.row)
             append(RawObject(None, source, compact=rec))
         else:
             append(RawObject(row[1], source, valid=row[2]))

@@ -128,6 +128,7 @@ def build_snapshot(
         if isinstance(rec, BoundPod):
             key = rec.key
             if key in seen_pods:
+                rec.pre = None
                 continue  # canonical_order put the one kept first
             fast_pod = compacts.pod(rec)
             if fast_pod is not None:
@@ -187,7 +188,8 @@ class _Compacts:
     def __init__(self, dialect: Dialect) -> None:
         self.dialect = dialect
         self.requests: dict[tuple[Any, ...], tuple[dict[str, int], int, int]] = {}
-        # Template -> (release template, requests of its pods without container statuses, or None yet).
+        # Template -> (release template, requests of its pods without container statuses or None yet,
+        # whether its spec slots are the model's: a pod built ahead, BoundPod.pre, is then its pod).
         self.templates: dict[Template, list[Any] | None] = {}
 
     def _release_template(self, tpl: Template) -> list[Any] | None:
@@ -202,20 +204,27 @@ class _Compacts:
         for slot in SPEC_SLOTS:
             setattr(t, slot, getattr(model, slot))
         dialect = self.dialect
-        if not dialect.dra_enabled:
+        if not dialect.dra_enabled and t.resource_claims:
             # build_snapshot's _drop_claims: spec.resourceClaims (status.resourceClaimStatuses per pod).
             t.resource_claims = []
         if not dialect.pod_level_resources:
             t.pod_resources = _NO_POD_RESOURCES
         if not dialect.volume_bind_mount_options:
-            # _drop_bind_mount_options: the containers as if their mounts had no bindMountOptions.
-            t.containers = [
-                replace(c, bind_mount_options=False) if c.bind_mount_options else c for c in t.containers
-            ]
-            t.init_containers = [
-                replace(c, bind_mount_options=False) if c.bind_mount_options else c for c in t.init_containers
-            ]
-        out = self.templates[tpl] = [t, None]
+            # _drop_bind_mount_options: the containers as if their mounts had no bindMountOptions (the
+            # lists themselves kept when no mount has them, so a pod built ahead from the model fits).
+            if any(c.bind_mount_options for c in t.containers):
+                t.containers = [
+                    replace(c, bind_mount_options=False) if c.bind_mount_options else c for c in t.containers
+                ]
+            if any(c.bind_mount_options for c in t.init_containers):
+                t.init_containers = [
+                    replace(c, bind_mount_options=False) if c.bind_mount_options else c
+                    for c in t.init_containers
+                ]
+        # A pod built ahead from the model (BoundPod.pre) is this template's pod when every spec slot is
+        # the model's own value.
+        same = all(getattr(t, slot) is getattr(model, slot) for slot in SPEC_SLOTS)
+        out = self.templates[tpl] = [t, None, same]
         return out
 
     def valid(self, rec: BoundPod) -> bool:
@@ -227,7 +236,10 @@ class _Compacts:
         entry = self._release_template(rec.template)
         if entry is None:
             return None
-        pod = pod_from_row(entry[0], rec.row)
+        pre = rec.pre
+        if pre is not None:
+            rec.pre = None  # taken once (it becomes the snapshot's pod), or dropped
+        pod = pre if pre is not None and entry[2] else pod_from_row(entry[0], rec.row)
         if not pod.container_statuses:
             done = entry[1]
             if done is None:
