@@ -112,13 +112,14 @@ def test_no_line_but_a_command_exceeds_80_columns(name: str) -> None:
         ),
     ],
 )
-def test_the_first_three_lines_are_verdict_cause_and_fix(
+def test_the_entry_starts_with_verdict_cause_and_fix(
     name: str, verdict: str, cause: str, fix: str
 ) -> None:
     lines = LAYOUTS[name]().splitlines()
     assert lines[0].startswith(verdict)
     assert lines[1].startswith(cause)
-    assert lines[2].startswith(fix)
+    # A long cause wraps (continuation lines indented by two): the fix is the next unindented line.
+    assert next(line for line in lines[2:] if not line.startswith("  ")).startswith(fix)
 
 
 def test_many_owners_start_with_the_count_then_the_worst_owner_verdict_cause_and_fix() -> None:
@@ -224,3 +225,53 @@ def test_fixture_reports_fit_80_columns_and_keep_the_message_word_for_word(case:
     for pod in doc["pods"]:
         if pod.get("message"):
             assert pod["message"][:1024].rsplit(" ", 1)[0] in flat, pod["pod"]
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUTS))
+def test_cause_and_fix_are_wrapped_never_cut(name: str) -> None:
+    """An SRE reads the whole cause and fix at 80 columns: continuation lines hang by two, nothing ends
+    in an ellipsis, and a kubectl command is never split."""
+    lines = LAYOUTS[name]().splitlines()
+    for i, line in enumerate(lines):
+        if not line.startswith(("Cause: ", "Fix: ", "Next: ", "Risky fix: ")):
+            continue
+        block = [line] + [x for x in _continuation(lines[i + 1 :])]
+        assert not any(x.endswith("…") for x in block), block
+        for x in block:
+            if "kubectl " in x:
+                assert re.search(r"kubectl \S+ \S+", x), block  # the command stays on one line
+
+
+def _continuation(lines: list[str]) -> list[str]:
+    out = []
+    for x in lines:
+        if not x.startswith("  ") or x.startswith("   "):
+            break
+        out.append(x)
+    return out
+
+
+def test_a_long_cause_is_printed_whole() -> None:
+    out = LAYOUTS["many-owners"]()
+    assert (
+        "Cause: it fits, yet is still Pending: no scheduler has picked it up: no\n"
+        '  PodScheduled condition after 10m; is a scheduler named "default-scheduler"\n'
+        "  running?\n"
+        "Next: kube-scheduler would bind it to ip-10-64-80-12 (2 of 3 nodes fit; 1\n"
+        "  rejected by taints)\n"
+    ) in out
+
+
+def test_a_fix_whose_command_does_not_fit_puts_the_command_whole_on_its_own_line() -> None:
+    import io
+
+    from rich.console import Console
+
+    from kdiagnose.report.console import _label_line
+    from kdiagnose.report.console_layout import Out
+
+    buf = io.StringIO()
+    out = Out(Console(file=buf, width=80, no_color=True, highlight=False, markup=False, emoji=False))
+    cmd = "kubectl describe pod agent-with-a-very-long-generated-name-8k2lp -n kube-system-monitoring"
+    _label_line(out, "Fix", f"not a scheduling problem: {cmd}", "bold")
+    assert buf.getvalue().splitlines() == ["Fix: not a scheduling problem:", f"  {cmd}"]

@@ -86,7 +86,9 @@ def test_namespace_scoped_user_gets_the_recorded_message_and_the_rbac_it_lacks(
     # The answer first: verdict, the recorded cause, what to do.
     assert lines[0] == "Pod default/hello-web-new: NOT REPLAYED  (nodes not readable)"
     assert lines[1].startswith("Cause: recorded: 2 Insufficient cpu, 1 node(s) ")
-    assert lines[2] == "Next: to replay it, an admin grants the read-only RBAC printed below"
+    # The cause is wrapped whole (continuation lines hang by two), then the next step.
+    after = next(line for line in lines[2:] if not line.startswith("  "))
+    assert after == "Next: to replay it, an admin grants the read-only RBAC printed below"
     assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
     flat = " ".join(human.stdout.split())
     assert SEED_MESSAGE in flat  # the recorded message, word-wrapped

@@ -104,17 +104,6 @@ def _remedies(out: Out, pr: PodReport, opts: RenderOptions) -> None:
         )
 
 
-def _one_line(text: str, width: int) -> str:
-    """`text` cut at a word boundary to fit `width`, marked with "…" when cut."""
-    if len(text) <= width:
-        return text
-    cut = text[: width - 1]
-    space = cut.rfind(" ")
-    if space > width // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:(") + "…"
-
-
 def _together(lead: PodReport, seq: Sequential | None) -> tuple[str, str, str] | None:
     """(verdict, cause, fix) of an owner whose pods each fit alone but not all together, else None."""
     if seq is None or seq.fit >= seq.total or seq.capped or pod_status(lead) != "schedulable":
@@ -178,14 +167,25 @@ def _answer(out: Out, pr: PodReport, meta: str = "", seq: Sequential | None = No
     cause, label, fix = cause_and_fix(pr) if together is None else ("", "Fix", "")
     if together is not None:
         cause, fix = together[1], together[2]
-    # One line each, so that lines 2 and 3 are always the cause and the fix: the sections below say it all.
-    out.line(_one_line(f"Cause: {cause}", out.width), "bold")
-    fix_line = f"{label}: {fix}"
-    if ": kubectl " not in fix_line:  # a command is never cut (it is meant to be copied)
-        fix_line = _one_line(fix_line, out.width)
-    out.line(fix_line, "bold green" if label == "Next" else "bold")
+    # Wrapped, never cut: an SRE reads the whole cause; a name or a command cut at the width is useless.
+    # Continuation lines hang under the text so the labels stay the only lines starting at column 0.
+    out.para(f"Cause: {cause}", 0, 2, style="bold")
+    _label_line(out, label, fix, "bold green" if label == "Next" else "bold")
     if meta:
         out.para(meta, 0, 1, style="dim")
+
+
+def _label_line(out: Out, label: str, text: str, style: str) -> None:
+    """`Fix: ...` wrapped at spaces; a kubectl command in it is printed whole on a line of its own, so a
+    copy is the exact command (a terminal soft-wraps a line wider than itself without changing it)."""
+    line = f"{label}: {text}"
+    cut = text.find("kubectl ")
+    if len(line) <= out.width or cut < 0:
+        out.para(line, 0, 2, style=style)
+        return
+    prose, command = text[:cut].rstrip(), text[cut:]
+    out.para(f"{label}: {prose}" if prose else f"{label}:", 0, 2, style=style)
+    out.command(command, 2, style)
 
 
 def _pod(out: Out, pr: PodReport, report: Report, opts: RenderOptions, shared: set[str]) -> None:
