@@ -112,9 +112,7 @@ def test_no_line_but_a_command_exceeds_80_columns(name: str) -> None:
         ),
     ],
 )
-def test_the_entry_starts_with_verdict_cause_and_fix(
-    name: str, verdict: str, cause: str, fix: str
-) -> None:
+def test_the_entry_starts_with_verdict_cause_and_fix(name: str, verdict: str, cause: str, fix: str) -> None:
     lines = LAYOUTS[name]().splitlines()
     assert lines[0].startswith(verdict)
     assert lines[1].startswith(cause)

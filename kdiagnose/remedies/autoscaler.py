@@ -42,9 +42,14 @@ def raise_max_command(pool: NodePool, group: str, new_max: int) -> tuple[list[st
     name = pool.name.split("=", 1)[-1]
     if pool.source in _EKS:
         return (
-            [f"eksctl scale nodegroup --cluster <cluster> --name {name} --nodes-max {new_max}"],
-            f"or aws eks update-nodegroup-config --cluster-name <cluster> --nodegroup-name {name} "
-            f"--scaling-config maxSize={new_max}",
+            [
+                f"eksctl scale nodegroup --cluster <cluster> --name {name} --nodes-max {new_max}",
+                # The alternative is a whole command line of its own, not prose to edit into one.
+                "# or, for a managed node group, with the AWS CLI:",
+                f"aws eks update-nodegroup-config --cluster-name <cluster> --nodegroup-name {name} "
+                f"--scaling-config maxSize={new_max}",
+            ],
+            "",
         )
     if pool.source in _GKE:
         return (
@@ -63,8 +68,11 @@ def raise_max_command(pool: NodePool, group: str, new_max: int) -> tuple[list[st
             "",
         )
     return (
-        [f"# raise the max size of node group {group} to {new_max} with the cloud provider"],
-        f"or in cluster-autoscaler's --nodes=MIN:MAX:{group} flag when it sets the bounds",
+        [
+            f"# raise the max size of node group {group} to {new_max} with the cloud provider, or in "
+            f"cluster-autoscaler's --nodes=MIN:MAX:{group} flag when it sets the bounds"
+        ],
+        "",
     )
 
 

@@ -317,57 +317,76 @@ def remedies(ctx: Context, specs: list[PoolSpec] | None = None) -> tuple[list[Re
     return out, notes
 
 
-def _how(pool: NodePool, size: int) -> str:
-    """The command that resizes the pool, by the label that named it (cloud CLIs need the cluster's name)."""
+def _how(pool: NodePool, size: int) -> tuple[list[str], str]:
+    """(commands, advice) that resize the pool, by the label that named it (cloud CLIs need the cluster's
+    name). Each alternative is a command line of its own after a `# or ...` comment line, so that each copy
+    is one whole command; the advice is prose only."""
     src, name = pool.source, pool.name.split("=", 1)[-1]
     if src in ("eks.amazonaws.com/nodegroup", "alpha.eksctl.io/nodegroup-name"):
-        return f"eksctl scale nodegroup --cluster <cluster> --name {name} --nodes {size} (raise --nodes-max if the group is at its max)"
+        return (
+            [
+                f"eksctl scale nodegroup --cluster <cluster> --name {name} --nodes {size}",
+                "# or, for a managed node group, with the AWS CLI:",
+                f"aws eks update-nodegroup-config --cluster-name <cluster> --nodegroup-name {name} "
+                f"--scaling-config desiredSize={size}",
+            ],
+            # Both refuse a desired size above the group's max: say how to raise it with each.
+            f"if the group's max is below {size}, add --nodes-max {size} (eksctl) or "
+            f"maxSize={size} to --scaling-config (aws)",
+        )
     if src == "cloud.google.com/gke-nodepool":
         # --num-nodes counts per zone: exact for a one-zone pool; for a multi-zonal one the advice says so.
-        # (No parentheses around the advice: _rest strips them from its ends only.)
         zones = {z for m in pool.members if (z := zone_of(m.node))}
+        autoscaled = [
+            "# or, when the pool autoscales, raise its max (--max-nodes is per zone):",
+            f"gcloud container node-pools update {name} --cluster <cluster> --enable-autoscaling "
+            "--max-nodes <max>",
+        ]
         if len(zones) <= 1:
             return (
-                f"gcloud container clusters resize <cluster> --node-pool {name} --num-nodes {size}; "
-                "or raise the pool's autoscaling max"
+                [
+                    f"gcloud container clusters resize <cluster> --node-pool {name} --num-nodes {size}",
+                    *autoscaled,
+                ],
+                "",
             )
         return (
-            f"gcloud container clusters resize <cluster> --node-pool {name} --num-nodes <n>; "
-            f"<n> is per zone and the pool spans {len(zones)} zones ({size} nodes in all are needed); "
-            "or raise the pool's autoscaling max"
+            [f"gcloud container clusters resize <cluster> --node-pool {name} --num-nodes <n>", *autoscaled],
+            f"<n> is per zone and the pool spans {len(zones)} zones ({size} nodes in all are needed)",
         )
     if src in ("kubernetes.azure.com/agentpool", "agentpool"):
-        return f"az aks nodepool scale -g <resource-group> --cluster-name <cluster> --name {name} --node-count {size}"
+        return (
+            [
+                f"az aks nodepool scale -g <resource-group> --cluster-name <cluster> --name {name} "
+                f"--node-count {size}",
+                # `az aks nodepool scale` refuses a pool whose cluster autoscaler is enabled.
+                "# or, when the cluster autoscaler manages the pool, raise its max:",
+                f"az aks nodepool update -g <resource-group> --cluster-name <cluster> -n {name} "
+                f"--update-cluster-autoscaler --min-count <min> --max-count {size}",
+            ],
+            "",
+        )
     if src == "karpenter.sh/nodepool":
-        return f"Karpenter launches the nodes itself: check NodePool {name}'s limits and requirements (kubectl get nodepool {name} -o yaml) and its events"
+        return (
+            [f"kubectl get nodepool {name} -o yaml"],
+            f"Karpenter launches the nodes itself: check NodePool {name}'s limits and requirements and its events",
+        )
     if src == "karpenter.sh/provisioner-name":
-        return f"Karpenter launches the nodes itself: check Provisioner {name}'s limits (kubectl get provisioner {name} -o yaml)"
-    if src in ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"):
-        return f"{pool.source}={name} is an instance type, not a node group: grow the group (or autoscaler) that launches {name} nodes to {size}"
-    if src == "file":
-        return f"grow node pool {pool.name} to {size} nodes with your provider's tool"
-    return f"grow the node group behind these nodes to {size} (no pool label names it)"
-
-
-_CLI = ("eksctl ", "gcloud ", "az ", "kubectl ")
-
-
-def _commands(how: str) -> list[str]:
-    """The complete commands in `_how`'s text: the part before its first " (" or ";" when it is a CLI call,
-    and Karpenter's `kubectl get ...` in parentheses."""
-    if how.startswith(_CLI):
-        return [re.split(r" \(|; |, or ", how, maxsplit=1)[0]]
-    m = re.search(r"\((kubectl get [^)]+)\)", how)
+        return (
+            [f"kubectl get provisioner {name} -o yaml"],
+            f"Karpenter launches the nodes itself: check Provisioner {name}'s limits",
+        )
     # No CLI is known for the pool's provider: the step, as a shell comment (safe to paste, does nothing).
-    return [m.group(1)] if m else [f"# {how}"]
-
-
-def _rest(how: str) -> str:
-    """`_how`'s text without the command `_commands` took from it (what is left is advice)."""
-    cmds = _commands(how)
-    if cmds and not cmds[0].startswith("#") and how.startswith(cmds[0]):
-        return how[len(cmds[0]) :].strip(" ;,()").removeprefix("or ")
-    return "" if cmds and cmds[0].startswith("#") else how
+    if src in ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"):
+        step = (
+            f"{pool.source}={name} is an instance type, not a node group: grow the group (or autoscaler) "
+            f"that launches {name} nodes to {size}"
+        )
+    elif src == "file":
+        step = f"grow node pool {pool.name} to {size} nodes with your provider's tool"
+    else:
+        step = f"grow the node group behind these nodes to {size} (no pool label names it)"
+    return [f"# {step}"], ""
 
 
 def _remedy(ctx: Context, pool: NodePool, fit: Fit, kind: str = "scale-pool", extra: str = "") -> Remedy:
@@ -397,7 +416,7 @@ def _remedy(ctx: Context, pool: NodePool, fit: Fit, kind: str = "scale-pool", ex
         pool.spec.current if pool.spec is not None and pool.spec.current is not None else len(pool.members)
     )
     watch = f"kubectl get nodes -l {pool.selector} -w" if pool.selector else "kubectl get nodes -w"
-    how = _how(pool, current + fit.count)
+    commands, advice = _how(pool, current + fit.count)
     return Remedy(
         kind=kind,
         summary=summary,
@@ -405,8 +424,8 @@ def _remedy(ctx: Context, pool: NodePool, fit: Fit, kind: str = "scale-pool", ex
         + (f" ({pool.selector})" if pool.selector and pool.selector != pool.name else ""),
         unblocks=list(fit.nodes),
         risk=risk,
-        commands=_commands(how),
-        apply_note="; ".join(x for x in (_rest(how), "the pod binds once a new node is Ready") if x),
+        commands=commands,
+        apply_note="; ".join(x for x in (advice, "the pod binds once a new node is Ready") if x),
         verify=f"{watch}  # a new node joins and turns Ready",
         rollback="# let the autoscaler remove the idle nodes, or scale the pool back down",
         details={

@@ -38,7 +38,11 @@ def test_group_at_max_gets_raise_the_max_not_scale_by_one() -> None:
     first = p["remedies"][0]
     assert first["kind"] == "raise-max"
     assert first["summary"] == "raise the max of group apps from 3 to 4 (then the autoscaler adds 1 node(s))"
-    assert first["commands"] == ["eksctl scale nodegroup --cluster <cluster> --name apps --nodes-max 4"]
+    assert first["commands"] == [
+        "eksctl scale nodegroup --cluster <cluster> --name apps --nodes-max 4",
+        "# or, for a managed node group, with the AWS CLI:",
+        "aws eks update-nodegroup-config --cluster-name <cluster> --nodegroup-name apps --scaling-config maxSize=4",
+    ]
     assert first["rollback"] == "eksctl scale nodegroup --cluster <cluster> --name apps --nodes-max 3"
     assert first["safety"] == "safe"
     assert "instance quota" in first["risk"] and "(cost)" in first["risk"]

@@ -140,11 +140,33 @@ def test_gke_resize_says_the_count_is_per_zone_in_a_whole_sentence() -> None:
     remedies, _ = remedies_for("golden/volumes-pv-node-affinity-conflict.yaml", "default/mysql-0")
     (scale,) = by_kind(remedies, "scale-pool")
     assert scale.commands == [
-        "gcloud container clusters resize <cluster> --node-pool apps-pool --num-nodes <n>"
+        "gcloud container clusters resize <cluster> --node-pool apps-pool --num-nodes <n>",
+        "# or, when the pool autoscales, raise its max (--max-nodes is per zone):",
+        "gcloud container node-pools update apps-pool --cluster <cluster> --enable-autoscaling --max-nodes <max>",
     ]
     assert scale.apply_note.startswith(
-        "<n> is per zone and the pool spans 3 zones (4 nodes in all are needed); or raise the pool's "
-        "autoscaling max"
+        "<n> is per zone and the pool spans 3 zones (4 nodes in all are needed); "
+    )
+
+
+def test_eks_alternatives_are_whole_commands_not_prose() -> None:
+    """The AWS CLI alternative to eksctl is a line to copy, after a comment saying what it is; the advice
+    (the max) names no command to assemble by hand."""
+    remedies, _ = remedies_for(
+        "golden/cluster-eks-three-nodegroups.yaml", "default/search-ranker-5f9c7d8b6-c2kxm"
+    )
+    scale = next(r for r in remedies if r.kind == "scale-pool")
+    name = str(scale.details["pool"]).split("=", 1)[-1]
+    size = scale.commands[0].rsplit(" ", 1)[-1]
+    assert scale.commands == [
+        f"eksctl scale nodegroup --cluster <cluster> --name {name} --nodes {size}",
+        "# or, for a managed node group, with the AWS CLI:",
+        f"aws eks update-nodegroup-config --cluster-name <cluster> --nodegroup-name {name} "
+        f"--scaling-config desiredSize={size}",
+    ]
+    assert "aws eks " not in scale.apply_note and "eksctl scale" not in scale.apply_note
+    assert scale.apply_note.startswith(
+        f"if the group's max is below {size}, add --nodes-max {size} (eksctl) "
     )
 
 
