@@ -418,6 +418,83 @@ def test_limit_range_defaults_apply_before_simulating() -> None:
     assert r.message.startswith("0/2 nodes are available: 2 Insufficient cpu.")
 
 
+def _no_requests(name: str, replicas: int = 1, extra_spec: str = "") -> str:
+    return _deployment(name, replicas, "100m", extra_spec).replace(
+        "resources: {requests: {cpu: 100m, memory: 64Mi}}", "resources: {requests: {memory: 64Mi}}"
+    )
+
+
+def test_without_limit_ranges_in_the_snapshot_the_defaulting_is_not_checked() -> None:
+    """A container without a cpu request would get a namespace LimitRange's default request, which
+    changes where it fits: a snapshot without LimitRanges cannot say, and the workload says so."""
+    r = _one(_gate(_snapshot("cluster-two-nodes.yaml"), _workloads(_no_requests("lr", 2))))
+    assert r.outcome == Outcome.FITS
+    assert r.notes == [
+        "LimitRange defaults not checked: the snapshot has no LimitRanges; placed with no request where none "
+        "is set: container c (cpu) (add limitranges to the snapshot's kubectl get)"
+    ]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        pytest.param("apiVersion: v1\nkind: LimitRangeList\nitems: []\n", id="an empty LimitRange list"),
+        pytest.param(
+            "apiVersion: v1\nkind: LimitRange\nmetadata: {name: x, namespace: other}\nspec: {limits: []}\n",
+            id="a LimitRange of another namespace",
+        ),
+    ],
+)
+def test_a_snapshot_listing_limit_ranges_has_no_such_note(extra: str, tmp_path: Path) -> None:
+    (tmp_path / "extra.yaml").write_text(extra)  # read as a dump is: a List is expanded, an empty one counts
+    loaded = load_paths([str(FIX / "cluster-two-nodes.yaml"), str(tmp_path / "extra.yaml")])
+    snap = build_snapshot(loaded.objects, dialect_for("v1.34.1"), list_kinds=loaded.list_kinds)
+    r = _one(_gate(snap, _workloads(_no_requests("lr"))))
+    assert r.outcome == Outcome.FITS
+    assert not any("LimitRange" in n for n in r.notes)
+
+
+def test_a_workload_with_every_request_set_needs_no_limit_range_note() -> None:
+    r = _one(_gate(_snapshot("cluster-two-nodes.yaml"), _workloads(_deployment("full", 1, "100m"))))
+    assert not any("LimitRange" in n for n in r.notes)
+
+
+def test_a_runtime_class_the_snapshot_cannot_resolve_is_not_checked() -> None:
+    r = _one(
+        _gate(
+            _snapshot("cluster-two-nodes.yaml"),
+            _workloads(_deployment("k", 1, "100m", "runtimeClassName: kata")),
+        )
+    )
+    assert r.outcome == Outcome.FITS
+    assert r.notes == [
+        "runtimeClassName kata not checked: the snapshot has no RuntimeClasses (no overhead or node "
+        "scheduling constraints added)"
+    ]
+
+
+def test_a_runtime_class_missing_from_a_listed_set_is_rejected_as_the_api_server_would(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "extra.yaml").write_text("apiVersion: node.k8s.io/v1\nkind: RuntimeClassList\nitems: []\n")
+    loaded = load_paths([str(FIX / "cluster-two-nodes.yaml"), str(tmp_path / "extra.yaml")])
+    snap = build_snapshot(loaded.objects, dialect_for("v1.34.1"), list_kinds=loaded.list_kinds)
+    r = _one(_gate(snap, _workloads(_deployment("k", 1, "100m", "runtimeClassName: kata"))))
+    assert r.outcome == Outcome.UNSCHEDULABLE
+    assert 'RuntimeClass "kata" not found' in r.message
+
+
+@pytest.mark.parametrize("fmt", ["human", "json", "junit", "sarif", "github"])
+def test_the_limit_range_note_is_in_every_output_format(fmt: str, tmp_path: Path) -> None:
+    (tmp_path / "app.yaml").write_text(textwrap.dedent(_no_requests("lr")))
+    res = _cli(
+        ["-f", str(tmp_path / "app.yaml"), "--snapshot", str(FIX / "cluster-two-nodes.yaml"), "-o", fmt]
+    )
+    assert res.exit_code == 0, res.output
+    flat = " ".join(res.stdout.replace("%0A", " ").split())
+    assert "LimitRange defaults not checked: the snapshot has no LimitRanges" in flat
+
+
 # ---------------------------------------------------------------------------------------------- replace
 
 _EXISTING_WEB = """

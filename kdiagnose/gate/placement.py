@@ -112,14 +112,21 @@ class _Gate:
         self.profiles = profiles
         self.opts = opts
         self.remedy_fn = remedy_fn
+        # `present`: a kind the snapshot lists, even empty, is known to be complete; one it leaves out is
+        # "not checked" (admission_notes), never silently passed.
         self.ctx = AdmissionContext(
-            snapshot.kind("PriorityClass"), snapshot.kind("LimitRange"), snapshot.kind("RuntimeClass")
+            snapshot.kind("PriorityClass"),
+            snapshot.kind("LimitRange"),
+            snapshot.kind("RuntimeClass"),
+            present=snapshot.present,
         )
         self.default_sc = _default_storage_class(snapshot)
 
     # ------------------------------------------------------------ admission
 
-    def admit(self, obj: Obj) -> Pod:
+    def admit(self, obj: Obj, rejections: list[str] | None = None) -> Pod:
+        """The pod as admission makes it; what the API server would refuse to create instead is appended
+        to `rejections` (RuntimeClass not found, an overhead mismatch, ...: load/admission.py)."""
         dialect = self.snapshot.dialect
         spec = obj.get("spec")
         if isinstance(spec, dict):
@@ -132,7 +139,7 @@ class _Gate:
                     for p in (c.get("ports") or []) if isinstance(c, dict) else []:
                         if isinstance(p, dict):
                             p.setdefault("protocol", "TCP")  # pkg/apis/core/v1/defaults.go
-        admit_pod(obj, self.ctx)
+        admit_pod(obj, self.ctx, rejections)
         try:
             pod = Pod(obj, keep_raw=True)
         except ModelError as e:
@@ -155,6 +162,44 @@ class _Gate:
             return None
         pod_name = (obj.get("metadata") or {}).get("name")
         return f'pods "{pod_name}" is forbidden: no PriorityClass with name {name} was found'
+
+    def admission_notes(self, obj: Obj, w: Workload) -> None:
+        """What admission could not check because the snapshot leaves out a kind it reads, on the workload,
+        worded like the PriorityClass note above: LimitRanger's defaults (a container without a cpu or
+        memory request would get a namespace's default request, which changes where it fits) and a
+        runtimeClassName (its overhead and scheduling constraints)."""
+        def d(v: Any) -> dict[str, Any]:
+            return v if isinstance(v, dict) else {}
+
+        spec = d(obj.get("spec"))
+        notes: list[str] = []
+        if not self.snapshot.has("LimitRange"):
+            bare = []
+            for key in ("initContainers", "containers"):
+                containers = spec.get(key)
+                for c in containers if isinstance(containers, list) else []:
+                    if not isinstance(c, dict):
+                        continue
+                    res = d(c.get("resources"))
+                    req, lim = d(res.get("requests")), d(res.get("limits"))
+                    missing = [r for r in ("cpu", "memory") if r not in req and r not in lim]
+                    if missing:
+                        bare.append(f"{c.get('name') or '?'} ({', '.join(missing)})")
+            if bare:
+                notes.append(
+                    "LimitRange defaults not checked: the snapshot has no LimitRanges; placed with no request "
+                    f"where none is set: container {', '.join(bare)} "
+                    "(add limitranges to the snapshot's kubectl get)"
+                )
+        name = str(spec.get("runtimeClassName") or "")
+        if name and not self.snapshot.has("RuntimeClass"):
+            notes.append(
+                f"runtimeClassName {name} not checked: the snapshot has no RuntimeClasses (no overhead or "
+                "node scheduling constraints added)"
+            )
+        for note in notes:
+            if note not in w.notes:
+                w.notes.append(note)
 
     def add_claims(self, claims: Iterable[Obj]) -> None:
         for claim in claims:
@@ -336,8 +381,17 @@ class _Gate:
             if rejected is not None:
                 r.failed_replica, r.message, r.outcome = i, rejected, Outcome.UNSCHEDULABLE
                 return
+            if i == 0:
+                self.admission_notes(obj, w)
+            refused: list[str] = []
+            pod = self.admit(obj, refused)
+            if refused:
+                # The API server would not create the pod at all: no replay, whatever the nodes.
+                name = (obj.get("metadata") or {}).get("name")
+                r.failed_replica, r.outcome = i, Outcome.UNSCHEDULABLE
+                r.message = f'pods "{name}" is forbidden: ' + "; ".join(refused)
+                return
             self.add_claims(claims)
-            pod = self.admit(obj)
             d, placed = self.try_place(pod)
             if placed is not None:
                 r.placements.append(placed)
@@ -366,6 +420,7 @@ class _Gate:
         if rejected is not None:
             r.message, r.outcome, r.failed_replica = rejected, Outcome.UNSCHEDULABLE, 0
             return
+        self.admission_notes(pred_obj, w)
         pred = Pod(pred_obj)
         required = RequiredNodeSelector.of(pred.node_selector, pred.affinity)
         pinned = str((w.template.get("spec") or {}).get("nodeName") or "")
@@ -404,7 +459,12 @@ class _Gate:
                 r.placements.append(Placement(f"{w.namespace}/{w.name}@{node_name}", node_name, "existing"))
                 r.fit_now += 1
                 continue
-            pod = self.admit(daemon_pod_for_node(w, node_name))
+            refused: list[str] = []
+            pod = self.admit(daemon_pod_for_node(w, node_name), refused)
+            if refused:
+                r.failed_replica, r.outcome = 0, Outcome.UNSCHEDULABLE
+                r.message = f'pods "{pod.name}" is forbidden: ' + "; ".join(refused)
+                return
             d, placed = self.try_place(pod)
             if placed is not None:
                 r.placements.append(placed)
