@@ -168,6 +168,7 @@ class _Gate:
         worded like the PriorityClass note above: LimitRanger's defaults (a container without a cpu or
         memory request would get a namespace's default request, which changes where it fits) and a
         runtimeClassName (its overhead and scheduling constraints)."""
+
         def d(v: Any) -> dict[str, Any]:
             return v if isinstance(v, dict) else {}
 
