@@ -30,25 +30,16 @@ if TYPE_CHECKING:
     from kdiagnose.model.snapshot import Snapshot
 
 __all__ = [
-    "UNREADABLE_KEY",
     "AutoscalerView",
     "Evidence",
     "evidence_for",
     "group_failure_events",
-    "record_unreadable",
     "view_for",
 ]
 
 Obj = dict[str, Any]
-# snapshot.objects key under which a live read records what it could not read ({"what", "reason"}).
-UNREADABLE_KEY = "kdiagnose.io/Unreadable"
 CA_STATUS = "cluster-autoscaler status"
 _VIEW_KEY = "autoscaler/view"
-
-
-def record_unreadable(snapshot: Snapshot, what: str, reason: str) -> None:
-    """A live read of `what` failed with `reason` ("forbidden", ...): reports say "not checked"."""
-    snapshot.objects.setdefault(UNREADABLE_KEY, []).append({"what": what, "reason": reason})
 
 
 def _tokens(text: str) -> list[str]:
@@ -164,7 +155,8 @@ class AutoscalerView:
 
 def _parse_all(snapshot: Snapshot) -> AutoscalerView:
     view = AutoscalerView()
-    unreadable = {str(u.get("what")): str(u.get("reason")) for u in snapshot.objects.get(UNREADABLE_KEY, [])}
+    # What the live read could not read (set where it built the snapshot: load/cluster.py, Snapshot.unreadable).
+    unreadable = snapshot.unreadable
     if CA_STATUS in unreadable:
         view.ca_note = f"not checked: {CA_STATUS} ({unreadable[CA_STATUS]})"
     else:

@@ -268,7 +268,6 @@ def _load(
 
     workloads, other = load_workloads(files, default_namespace=namespace, sources=sources)
     if context is not None:
-        from kdiagnose.autoscaler.view import record_unreadable
         from kdiagnose.commands.live import parse_timeout
         from kdiagnose.load.cluster import fetch_cluster, resolve_target
         from kdiagnose.load.files import RawObject
@@ -285,10 +284,9 @@ def _load(
             (RawObject(o, f"context {context}") for o in fetched.objects),
             dialect,
             list_kinds=fetched.listed_kinds,
+            unreadable=fetched.unreadable,
         )
         snap.warnings[:0] = list(fetched.warnings)
-        for what, why in sorted(fetched.unreadable.items()):
-            record_unreadable(snap, what, why)
         snapshot_paths = [f"context {context}"]
     else:
         # Without --k8s-version the release is inferred from the snapshot's kubelets (versions.py).

@@ -145,7 +145,6 @@ def build_live_report(
     """Triage every target, replay those waiting for the scheduler, and attach what the cluster recorded.
     `remedy_limit`: search only the best N remedies per pod (pipeline.diagnose_snapshot)."""
     from kdiagnose.autoscaler.compare import attach_recorded
-    from kdiagnose.autoscaler.view import record_unreadable
     from kdiagnose.load.cluster import no_gc
     from kdiagnose.load.files import RawObject
     from kdiagnose.load.snapshot import build_snapshot
@@ -177,10 +176,12 @@ def build_live_report(
         src = f"context {t.context}"
         with no_gc():
             snap = build_snapshot(
-                (RawObject(o, src) for o in fetched.objects), dialect, list_kinds=list_kinds, admit=True
+                (RawObject(o, src) for o in fetched.objects),
+                dialect,
+                list_kinds=list_kinds,
+                admit=True,
+                unreadable=fetched.unreadable,
             )
-        for what, why in sorted(fetched.unreadable.items()):
-            record_unreadable(snap, what, why)
         # A live cluster's pods nominated by earlier preemptions hold their nodes, as in kube-scheduler.
         report = diagnose_snapshot(
             snap,

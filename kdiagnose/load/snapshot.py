@@ -39,8 +39,10 @@ def build_snapshot(
     list_kinds: Iterable[str] = (),
     keep_raw: bool = False,
     admit: bool = True,
+    unreadable: dict[str, str] | None = None,
 ) -> Snapshot:
-    """Group objects by kind, admit pods as the API server would, and build the typed Snapshot."""
+    """Group objects by kind, admit pods as the API server would, and build the typed Snapshot.
+    `unreadable`: what a live read could not read, and why (Snapshot.unreadable)."""
     by_kind: dict[str, list[RawObject]] = {}
     skipped: Counter[str] = Counter()
     for raw in objects:
@@ -163,7 +165,7 @@ def build_snapshot(
         finish_pod(pod, dialect)
         pods.append(pod)
 
-    snap = Snapshot(dialect, nodes, pods, plain, present, skipped)
+    snap = Snapshot(dialect, nodes, pods, plain, present, skipped, unreadable=unreadable)
     snap.warnings.extend(partial_dump_warnings(snap))
     snap.warnings.extend(_unresolved_warnings(ctx))
     snap.warnings.extend(refused)

@@ -139,6 +139,8 @@ class Snapshot:
 
     `objects` holds the raw API objects of every other kind by kind name; `present` records which kinds the
     input contained at all (an empty list counts), so a plugin can say "not checked: missing X".
+    `unreadable` names what a live read could not read and why ({"NodePool": "forbidden", ...}): set where
+    the reader builds the snapshot, read by the autoscaler view's "not checked" notes.
     `cache` is for per-snapshot derived data plugins share across pods (indexes); it never changes a verdict.
     """
 
@@ -151,6 +153,7 @@ class Snapshot:
         present: Iterable[str] = (),
         skipped: Counter[str] | None = None,
         warnings: Iterable[str] = (),
+        unreadable: dict[str, str] | None = None,
     ) -> None:
         self.dialect = dialect
         self.node_infos: list[NodeInfo] = [NodeInfo(n) for n in nodes]
@@ -179,6 +182,7 @@ class Snapshot:
         self.present: set[str] = set(present) | {"Node", "Pod"}
         self.skipped: Counter[str] = skipped or Counter()
         self.warnings: list[str] = list(warnings)
+        self.unreadable: dict[str, str] = dict(unreadable or {})
         self.cache: dict[str, Any] = {}
         # Indexes derived from the nodes alone (e.g. ImageLocality's image spread): they survive bind and
         # remove_pods, which clear `cache`, so sequential placement does not rebuild them per replica.
@@ -326,6 +330,7 @@ class Snapshot:
         new.present = set(self.present)
         new.skipped = self.skipped
         new.warnings = list(self.warnings)
+        new.unreadable = self.unreadable
         new.cache = {}
         new.generation = 0
         new.parent = self

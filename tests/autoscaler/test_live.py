@@ -150,3 +150,30 @@ def test_live_reads_the_failures_ca_recorded_on_its_status_configmap(tmp_path: P
         "cluster-autoscaler recorded ScaleUpFailed: Failed adding 1 nodes to group"
         in p["remedies"][0]["summary"]
     )
+
+
+def test_what_the_live_read_could_not_read_is_a_snapshot_field_not_a_fake_object_kind() -> None:
+    """The snapshot is built once with what could not be read; nothing writes into its objects afterwards,
+    and the autoscaler view (and what-if copies) read the field."""
+    from kdiagnose.autoscaler.view import view_for
+    from kdiagnose.load.files import RawObject
+    from kdiagnose.load.snapshot import build_snapshot
+    from kdiagnose.versions import dialect_for
+
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n"},
+        "status": {"allocatable": {"cpu": "1"}},
+    }
+    snap = build_snapshot(
+        [RawObject(node, "context x")],
+        dialect_for("v1.37.2"),
+        unreadable={"cluster-autoscaler status": "forbidden", "NodePool": "forbidden"},
+    )
+    kinds = set(snap.objects)
+    view = view_for(snap)
+    assert view.ca_note == "not checked: cluster-autoscaler status (forbidden)"
+    assert view.karpenter_note == "not checked: Karpenter NodePools (forbidden)"
+    assert set(snap.objects) == kinds and not any(k.startswith("kdiagnose.io/") for k in kinds)
+    assert view_for(snap.derive()).ca_note == view.ca_note
