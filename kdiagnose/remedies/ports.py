@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kdiagnose.model.objects import Pod
 from kdiagnose.remedies.whatif import Context, describe_status, owner_of
-from kdiagnose.results import Remedy
+from kdiagnose.results import RISKY, SAFE, Remedy
 from kdiagnose.scheduler import names as n
 from kdiagnose.scheduler.plugins.nodeports.node_ports import port_conflicts
 
@@ -57,11 +57,41 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
                 if port_conflicts(w, u)
             }
         )
+        owners = [owner_of(ctx.snapshot, p) for p in holders]
         who = ", ".join(
-            f"{p.key} ({owner_of(ctx.snapshot, p)}{', Terminating' if p.deletion_timestamp else ''})"
-            for p in holders
+            f"{p.key} ({o}{', Terminating' if p.deletion_timestamp else ''})"
+            for p, o in zip(holders, owners, strict=True)
         )
         terminating = [p for p in holders if p.deletion_timestamp]
+        # A bare pod (no controller) that is not already Terminating is gone for good once deleted: that
+        # removes a workload, which is not a safe fix; a controller's pod is re-created by the controller.
+        bare = [p for p, o in zip(holders, owners, strict=True) if o.is_pod and not p.deletion_timestamp]
+        managed = sorted({str(o) for o in owners if not o.is_pod})
+        risk_parts = []
+        if bare:
+            risk_parts.append(
+                f"{', '.join(p.key for p in bare)} has no controller: deleting it removes it for good (nothing "
+                "re-creates it); re-create it from its manifest with another hostPort, or elsewhere"
+            )
+        if managed:
+            risk_parts.append(
+                f"{', '.join(managed)} re-creates its pod, which may land on {node} again and take the port "
+                "back, or fit nowhere else; until it runs again the workload has one pod less"
+            )
+        if terminating:
+            risk_parts.append(
+                "a force delete skips the kubelet's confirmation: if the node is still running the old "
+                "container, it keeps the port until the kubelet stops it"
+            )
+        if len(terminating) == len(holders):
+            lasting = "the pod binds once the port is free"  # they were being deleted already
+        elif managed:
+            lasting = (
+                f"for a lasting fix change {' and '.join(managed)}: another hostPort, or a podAntiAffinity "
+                "against this workload"
+            )
+        else:
+            lasting = "for a lasting fix give the holder another hostPort"
         others = len(options) - 1
         return [
             Remedy(
@@ -78,10 +108,8 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
                 plugin=n.NODE_PORTS,
                 target=", ".join(p.key for p in holders),
                 unblocks=[node],
-                risk=(
-                    "moves another workload: its pod must be re-created elsewhere (by its controller; a bare pod "
-                    "is gone) and may itself not fit there"
-                ),
+                risk="; ".join(risk_parts),
+                safety=RISKY if bare else SAFE,
                 commands=[
                     f"kubectl delete pod/{p.name} -n {p.namespace}"
                     + (" --grace-period=0 --force" if p.deletion_timestamp else "")
@@ -92,10 +120,18 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
                     if terminating
                     else ""
                 )
-                + f"a pod with a controller is re-created, maybe on {node} again: for a lasting fix give it another "
-                "hostPort or a podAntiAffinity to this workload",
+                + lasting,
                 verify=f"kubectl get pods -A -o wide --field-selector spec.nodeName={node}  # the holder is gone",
-                rollback="# a deleted pod is not restored: its controller re-creates it",
+                rollback=(
+                    "# nothing to undo: the pod was being deleted already"
+                    if len(terminating) == len(holders)
+                    else "# a deleted pod is not restored: "
+                    + (
+                        f"{' and '.join(managed)} re-creates it"
+                        if managed and not bare
+                        else "re-create a bare pod from its manifest"
+                    )
+                ),
                 change_size=float(len(holders)),
                 details={"node": node, "ports": ports, "holders": [p.key for p in holders]},
             )
