@@ -15,7 +15,8 @@ Every NAME.json under RECORDED_DIR must exist under GENERATED_DIR with equal con
 - the nodes of a scheduling cycle that a Filter Error aborted (the pod's `error`): the scheduler runs the
   Filters of 16 nodes at once and cancels the rest when one returns Error (schedule_one.go
   findNodesThatPassFilters, SendErrorWithCancel), so which nodes got the Error, the cancellation
-  (`asked by caller to stop ...`) or no Filter at all is a race; only the distinct Error statuses are compared.
+  (`asked by caller to stop ...`) or no Filter at all is a race; only the distinct Error statuses are compared;
+- the order of NodeResourcesFit's scalar-resource reasons (extended resources, hugepages): Go map order.
 Exits 1 listing each difference (path of the field, recorded value, generated value).
 """
 
@@ -94,6 +95,36 @@ def aborted_filters(entry: dict[str, Any]) -> dict[str, Any]:
     return dict(entry, filters={"<aborted cycle: Error statuses>": [json.loads(e) for e in errors]})
 
 
+_FIT_FIXED_REASONS = (
+    "Too many pods",
+    "Insufficient cpu",
+    "Insufficient memory",
+    "Insufficient ephemeral-storage",
+)
+
+
+def scalar_reasons_sorted(entry: dict[str, Any]) -> dict[str, Any]:
+    """A pod entry with each NodeResourcesFit status's scalar-resource reasons sorted: fitsRequest
+    (noderesources/fit.go) checks pods, cpu, memory and ephemeral-storage in order, then ranges over the
+    podRequest.ScalarResources map, so those come in Go's random map order from run to run
+    (fixtures/fuzz-found/v135-fit-scalar-reason-order)."""
+    filters = entry.get("filters")
+    if not isinstance(filters, dict):
+        return entry
+    out = {}
+    for node, v in filters.items():
+        if (
+            isinstance(v, dict)
+            and v.get("plugin") == "NodeResourcesFit"
+            and isinstance(v.get("reasons"), list)
+        ):
+            fixed = [r for r in v["reasons"] if r in _FIT_FIXED_REASONS]
+            scalar = sorted(r for r in v["reasons"] if r not in _FIT_FIXED_REASONS)
+            v = dict(v, reasons=fixed + scalar)
+        out[node] = v
+    return dict(entry, filters=out)
+
+
 _SCHEME_NAME = re.compile(r'in scheme "[^"]*"')
 
 
@@ -123,6 +154,8 @@ def compare_case(rel: str, recorded: Any, generated: Any, omitted: set[str] | No
     if isinstance(recorded, dict) and isinstance(generated, dict):
         recorded = dict(recorded, pods=[aborted_filters(p) for p in recorded.get("pods", [])])
         generated = dict(generated, pods=[aborted_filters(p) for p in generated.get("pods", [])])
+        recorded = dict(recorded, pods=[scalar_reasons_sorted(p) for p in recorded.get("pods", [])])
+        generated = dict(generated, pods=[scalar_reasons_sorted(p) for p in generated.get("pods", [])])
     out: list[str] = []
     diff(recorded, generated, rel, out)
     return out

@@ -270,3 +270,26 @@ def test_order_lines_reports_a_difference() -> None:
 
     assert _json_diff({"a": [1, {"b": 2}]}, {"a": [1, {"b": 3}]}) == ["/a[1]/b:\n    first  2\n    second 3"]
     assert _json_diff({"a": 1}, {"a": 1}) == []
+
+
+def test_scalar_fit_reasons_compare_unordered() -> None:
+    """fitsRequest ranges over a Go map for scalar resources: two harness runs of
+    fixtures/fuzz-found/v135-fit-scalar-reason-order listed them in different orders (both observed), and
+    conformance/compare.py takes them as equal; the fixed resources' order still counts."""
+    from conformance.compare import compare_case
+
+    path = Path(__file__).parent.parent / "fixtures" / "fuzz-found" / "v135-fit-scalar-reason-order.json"
+    recorded = json.loads(path.read_text())
+    other = json.loads(path.read_text())
+    (status,) = other["pods"][0]["filters"].values()
+    status["reasons"] = [
+        "Insufficient deviceclass.resource.kubernetes.io/nic.example.com",
+        "Insufficient nvidia.com/gpu",
+        "Insufficient example.com/fpga",
+    ]
+    assert sorted(status["reasons"]) == sorted(next(iter(recorded["pods"][0]["filters"].values()))["reasons"])
+    assert compare_case("fuzz-found/x", recorded, other) == []
+    status["reasons"] = ["Insufficient cpu", "Too many pods", *status["reasons"]]
+    (rec_status,) = recorded["pods"][0]["filters"].values()
+    rec_status["reasons"] = ["Too many pods", "Insufficient cpu", *rec_status["reasons"]]
+    assert compare_case("fuzz-found/x", recorded, other) != []
