@@ -81,7 +81,9 @@ def _status_dict(st: Any) -> dict[str, Any] | None:
     return {"plugin": st.plugin, "code": st.code.label, "reasons": list(st.reasons)}
 
 
-def to_golden_shape(d: Diagnosis, absent_counted: bool = True, minor: int = 37) -> dict[str, Any]:
+def to_golden_shape(
+    d: Diagnosis, absent_counted: bool = True, skips_terminating_victims: bool = True
+) -> dict[str, Any]:
     """The fields of kdiagnose's Diagnosis in the golden files' shape.
 
     Nodes outside a PreFilterResult carry the absent status from v1.32 (`absent_counted`), and are
@@ -105,11 +107,13 @@ def to_golden_shape(d: Diagnosis, absent_counted: bool = True, minor: int = 37) 
     if d.preemption is not None:
         pre = {
             "nominated_node": d.preemption.nominated_node,
-            # The harness records the victims of its Preempted events; from v1.35 a victim already
-            # terminating gets none (preemption.go / v1.36+ executor.go skip the API call for it), though
-            # the scheduler counts it (v1.37's message "preempting N victims" does, and is compared).
-            # v1.34 deletes it again, with the event.
-            "victims": sorted(v.key for v in d.preemption.victims if minor < 35 or not v.terminating),
+            # The harness records the victims of its Preempted events; where the release skips the API
+            # call for a victim already terminating (Dialect.preemption_skips_terminating_victims:
+            # v1.34.0-v1.34.1, v1.35+) it gets none, though the scheduler counts it (v1.37's message
+            # "preempting N victims" does, and is compared). v1.34.2+ and v1.33 delete it again.
+            "victims": sorted(
+                v.key for v in d.preemption.victims if not (skips_terminating_victims and v.terminating)
+            ),
         }
     return {
         "scheduled": d.scheduled,
@@ -240,7 +244,9 @@ def compare_case(golden_json: Path) -> list[str]:
             diffs.append(f"{key}: not found among pending pods")
             continue
         dialect = sched.snapshot.dialect
-        ours = to_golden_shape(sched.diagnose(pod), dialect.absent_nodes_counted, dialect.minor)
+        ours = to_golden_shape(
+            sched.diagnose(pod), dialect.absent_nodes_counted, dialect.preemption_skips_terminating_victims
+        )
         if gp.get("handled") is False:
             if ours["handled"]:
                 diffs.append(f"{key}: expected not handled ({gp.get('not_handled')})")

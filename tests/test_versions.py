@@ -84,3 +84,15 @@ def test_inferred_older_than_supported_uses_the_oldest_with_a_warning() -> None:
     d, warnings = infer_from_kubelets([("old", "v1.29.3")])
     assert d.name == "v1.31.8"
     assert len(warnings) == 1 and "v1.29.3" in warnings[0] and "v1.31.8" in warnings[0]
+
+
+def test_preemption_skips_terminating_victims_by_patch() -> None:
+    """#133213 (v1.34.0) skipped the delete call for a terminating victim, v1.34.2 reverted it, v1.35 has it
+    again: the real v1.34.1 scheduler sends no Preempted event for it, v1.34.12 does
+    (fixtures/fuzz-found/v1341-preemption-terminating-victim, recorded with both)."""
+    assert not dialect_for("v1.33.3").preemption_skips_terminating_victims
+    assert dialect_for("v1.34.1").preemption_skips_terminating_victims
+    assert not dialect_for("v1.34.2").preemption_skips_terminating_victims
+    assert not dialect_for("v1.34.12").preemption_skips_terminating_victims
+    assert dialect_for("v1.35.4").preemption_skips_terminating_victims
+    assert dialect_for("v1.37.2").preemption_skips_terminating_victims
