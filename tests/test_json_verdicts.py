@@ -17,6 +17,7 @@ from kdiagnose.pipeline import diagnose_snapshot
 from kdiagnose.report.json import report_document
 from tests.golden_harness import (
     _aborting_errors,
+    _scalar_reasons_sorted,
     _without_generated_claim_names,
     all_cases,
     case_id,
@@ -47,12 +48,13 @@ def _check(golden_json: Path) -> list[str]:
             continue
         nodes = docs[gp["pod"]]["nodes"]
         # The same allowances as tests/golden_harness.compare_case: the racy nodes of a cycle a Filter Error
-        # aborted, and the generated suffix of a claim created from a template.
+        # aborted, the generated suffix of a claim created from a template, the scalar reasons' order.
         aborted = _aborting_errors(gp)
         for node, filt in gp.get("filters", {}).items():
             if len(aborted) == 1 and filt not in aborted:
                 filt = aborted[0]
-            want = _want(filt)
+            # NodeResourcesFit lists scalar resources in Go map order (kdiagnose: sorted by name).
+            want = _want(_scalar_reasons_sorted(filt))
             doc = nodes.get(node)
             got = {k: doc[k] for k in want} if doc else None
             if got != want and got == _without_generated_claim_names(want):
