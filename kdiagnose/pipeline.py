@@ -5,11 +5,12 @@ Shared by every command (offline dumps, live mode, check), so they select pods a
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kdiagnose.errors import UsageError
 from kdiagnose.model.pools import PoolSpec, pool_of
@@ -22,7 +23,20 @@ from kdiagnose.scheduler.profiles import Profile, default_profile
 if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
     from kdiagnose.model.snapshot import Snapshot
+    from kdiagnose.report.json import Encoded
     from kdiagnose.results import Remedy
+
+
+class PodSink(Protocol):
+    """A writer of each pod's text as it is diagnosed (report.json.PodStream): `pod` in one process;
+    `encode` in a worker process and `emit` in the parent, in pod key order, with workers."""
+
+    def pod(self, report: Report, pr: PodReport) -> PodReport: ...
+
+    def encode(self, report: Report, pr: PodReport) -> Encoded: ...
+
+    def emit(self, report: Report, pod: Pod, encoded: Encoded) -> PodReport: ...
+
 
 __all__ = ["diagnose_snapshot", "parse_selector", "profiles_for", "select_pods"]
 
@@ -266,6 +280,77 @@ def _bound(snapshot: Snapshot, pod: Pod) -> Diagnosis:
     return d
 
 
+# Worker processes for the pods (diagnose_snapshot's `jobs`): worth a fork only above this many node
+# replays (pending pods x nodes); tests set it to 0 to take the parallel path on small clusters.
+PARALLEL_MIN_WORK = 200_000
+
+
+def _worker_groups(snapshot: Snapshot, ordered: list[Pod], jobs: int) -> list[list[int]] | None:
+    """The pods (indexes into `ordered`) as the tasks of `jobs` workers, or None to stay in one process.
+
+    Pods with the same scheduling signature share one task: one process then replays them once and
+    shares their remedies (the memos of Scheduler.diagnose and `remedy_memo`) as the serial loop does.
+    Tasks are in the order of their first pod, so the workers run ahead of the writer by little."""
+    import multiprocessing
+    import sys
+
+    if jobs < 2 or sys.platform == "darwin" or "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    pending = sum(1 for p in ordered if not p.node_name)
+    if pending < 2 or pending * max(1, snapshot.num_nodes) < PARALLEL_MIN_WORK:
+        return None
+    by_sig: dict[object, list[int]] = {}
+    for i, pod in enumerate(ordered):
+        sig = None if pod.node_name else scheduling_signature(pod)
+        by_sig.setdefault(("pod", i) if sig is None else sig, []).append(i)
+    return list(by_sig.values())  # dicts keep insertion order: the order of each group's first pod
+
+
+# The work of the forked workers: set in the parent just before the fork, inherited by the children.
+_FORKED: Callable[[list[int]], list[tuple[int, Encoded]]] | None = None
+
+
+def _run_group(indices: list[int]) -> list[tuple[int, Encoded]]:
+    assert _FORKED is not None, "a worker forked from diagnose_snapshot"
+    return _FORKED(indices)
+
+
+def _in_workers(
+    groups: list[list[int]], work: Callable[[list[int]], list[tuple[int, Encoded]]], jobs: int
+) -> Iterator[tuple[int, Encoded]]:
+    """Run `work` over the groups in `jobs` forked processes; yield its results in index order.
+
+    The snapshot and the scheduler are built: the children share them copy-on-write (the snapshot is
+    gc-frozen by the load; what was built since is frozen here too, so the children's collections do not
+    touch its pages). A group is handed to whichever worker is free; results that arrive ahead of the
+    next index wait here (a few pods' texts: the workers take the groups in index order)."""
+    global _FORKED
+    import gc
+    import multiprocessing
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        # A child flushes the standard streams when it exits: nothing buffered may be written twice.
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            stream.flush()
+    _FORKED = work
+    gc.freeze()
+    try:
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(groups))) as pool:
+            gc.unfreeze()
+            ready: dict[int, Encoded] = {}
+            order = sorted(i for g in groups for i in g)
+            at = 0
+            for results in pool.imap_unordered(_run_group, groups, chunksize=1):
+                ready.update(results)
+                while at < len(order) and order[at] in ready:
+                    yield order[at], ready.pop(order[at])
+                    at += 1
+    finally:
+        gc.unfreeze()
+        _FORKED = None
+
+
 def diagnose_snapshot(
     snapshot: Snapshot,
     profiles: list[Profile] | None = None,
@@ -282,6 +367,8 @@ def diagnose_snapshot(
     offline: bool = True,
     remedy_limit: int | None = None,
     on_pod: Callable[[Report, PodReport], PodReport] | None = None,
+    sink: PodSink | None = None,
+    jobs: int = 1,
 ) -> Report:
     """Diagnose the selected pods (default: every pending pod a profile handles) and build the Report.
 
@@ -291,7 +378,13 @@ def diagnose_snapshot(
     `on_pod(report, pod_report)`: called with each pod's finished report, in pod key order, when no two
     pending pods share an owner (so no owner is placed one after another and the report's `sequential`
     stays empty); the report keeps what it returns (a streaming writer returns a slim copy). With shared
-    owners it is never called and every pod's report is kept."""
+    owners it is never called and every pod's report is kept.
+
+    `sink`: a streaming writer (report.json.PodStream) taken as `on_pod=sink.pod`; with `jobs` > 1 and
+    enough work, the pods are diagnosed and encoded in `jobs` forked worker processes (`_in_workers`) and
+    the sink writes their texts here in pod key order: the same bytes as one process writes."""
+    if sink is not None and on_pod is None:
+        on_pod = sink.pod
     all_profiles = profiles_for(snapshot, profiles, scheduler_name)
     selected, warnings = select_pods(
         snapshot,
@@ -335,7 +428,8 @@ def diagnose_snapshot(
         owners = Counter(o for p in selected if not p.node_name and (o := _owner(snapshot, p)))
         if any(c > 1 for c in owners.values()):
             on_pod = None
-    for pod in sorted(selected, key=lambda p: p.key):
+
+    def one(pod: Pod) -> PodReport:
         # What the pod's own state says (live mode triages from the API objects itself, commands/live.py).
         tri = triage_offline(snapshot, pod) if offline else None
         if pod.node_name:
@@ -371,7 +465,22 @@ def diagnose_snapshot(
         pr.recorded = attach_recorded(pr.recorded, snapshot, pod, pr.remedies)
         if pr.owner and not pod.node_name and pr.diagnosis.handled and pr.diagnosis.preenqueue is None:
             by_owner.setdefault(pr.owner, []).append(pod)
-        report.pods.append(on_pod(report, pr) if on_pod is not None else pr)
+        return pr
+
+    ordered = sorted(selected, key=lambda p: p.key)
+    groups = _worker_groups(snapshot, ordered, jobs) if sink is not None and on_pod == sink.pod else None
+    if sink is not None and groups is not None:
+        emit = sink.emit
+
+        def encoded(indices: list[int]) -> list[tuple[int, Encoded]]:
+            return [(i, sink.encode(report, one(ordered[i]))) for i in indices]
+
+        for i, enc in _in_workers(groups, encoded, jobs):
+            report.pods.append(emit(report, ordered[i], enc))
+    else:
+        for pod in ordered:
+            pr = one(pod)
+            report.pods.append(on_pod(report, pr) if on_pod is not None else pr)
     # Each pod above is judged alone; an owner's replicas also compete with each other.
     for owner, owned in by_owner.items():
         if len(owned) > 1:

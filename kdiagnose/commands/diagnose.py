@@ -90,7 +90,7 @@ def diagnose_command(
         "--jobs",
         min=1,
         metavar="N",
-        help="Processes decoding a big JSON dump (default: KDIAGNOSE_JOBS, else the cores available).",
+        help="Processes decoding a big JSON dump, and diagnosing many pending pods for -o json (default: KDIAGNOSE_JOBS, else the cores available).",
     ),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
@@ -102,6 +102,7 @@ def diagnose_command(
     explicit = dialect_option(k8s_version) if k8s_version is not None else None
     _set_jobs(jobs)
     from kdiagnose.load.dump import load_snapshot, require_known_kinds
+    from kdiagnose.load.parallel import jobs as parallel_jobs
     from kdiagnose.pipeline import diagnose_snapshot
     from kdiagnose.results import MAX_REMEDIES
 
@@ -144,7 +145,9 @@ def diagnose_command(
         pools=pools,
         # The report shows the top remedies: only those are searched for unless --all-remedies.
         remedy_limit=None if all_remedies else MAX_REMEDIES,
-        on_pod=stream.pod if stream is not None else None,
+        sink=stream,
+        # The pods in worker processes too (--jobs / KDIAGNOSE_JOBS, as the load): -o json only.
+        jobs=parallel_jobs(),
     )
     if stream is not None and binary is not None:
         stream.finish(report)

@@ -6,8 +6,13 @@ import dataclasses
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
+    from kdiagnose.model.objects import Pod
     from kdiagnose.results import PodReport, Recorded, Remedy, Report
     from kdiagnose.scheduler.framework import Status
+
+# A pod's text from a worker and what `slim` keeps of its report: (profile, num_all_nodes, handled, chosen,
+# owner).
+Encoded = tuple[bytes, tuple[str, int, bool, str | None, str]]
 
 __all__ = ["API_VERSION", "pod_document", "render", "report_document", "status_document", "write"]
 
@@ -396,21 +401,52 @@ class PodStream:
         self._names: _Names | None = None
 
     def pod(self, report: Report, pr: PodReport) -> PodReport:
-        if self.refused:
+        if not self._start(report):
             return pr
+        assert self._names is not None
+        self.out.write(b"    " + _indent(_pod_bytes(pr, report.node_pools, self._names), 4))
+        return slim(pr)
+
+    def _start(self, report: Report) -> bool:
+        """Write what comes before the next pod; False when the whole document is written at the end."""
+        if self.refused:
+            return False
         if not self.started:
             parts = _pods_parts(report)
             if parts is None:  # as in `write`: cannot happen; the whole document is written at the end
                 self.refused = True
-                return pr
+                return False
             self.out.write(parts[0] + b'"pods": [\n')
             self._names = _Names(report.node_pools)
             self.started = True
         else:
             self.out.write(b",\n")
-        assert self._names is not None
-        self.out.write(b"    " + _indent(_pod_bytes(pr, report.node_pools, self._names), 4))
-        return slim(pr)
+        return True
+
+    # The two halves of `pod` for diagnose_snapshot's worker processes: `encode` in a worker (the pod's
+    # text and what `slim` keeps, without the Pod object, which the parent has), `emit` in the parent, in
+    # pod key order. Each worker has its own _Names: a cache of per-node texts, the same in every process.
+
+    def encode(self, report: Report, pr: PodReport) -> Encoded:
+        if self._names is None:
+            self._names = _Names(report.node_pools)
+        d = pr.diagnosis
+        text = _indent(_pod_bytes(pr, report.node_pools, self._names), 4)
+        return text, (d.profile, d.num_all_nodes, d.handled, d.chosen, pr.owner)
+
+    def emit(self, report: Report, pod: Pod, encoded: Encoded) -> PodReport:
+        """Write a pod `encode` gave (in a worker) and return what `slim` would keep of its report."""
+        from kdiagnose.results import PodReport
+        from kdiagnose.scheduler.diagnosis import Diagnosis
+
+        text, (profile, num_all_nodes, handled, chosen, owner) = encoded
+        started = self._start(report)
+        # _pods_parts does not depend on the pods: a refusal would have come before the workers started.
+        assert started, "the parallel path needs the streamed document"
+        self.out.write(b"    " + text)
+        kept = Diagnosis(pod=pod, profile=profile, num_all_nodes=num_all_nodes, handled=handled)
+        kept.chosen = chosen
+        return PodReport(diagnosis=kept, owner=owner)
 
     def finish(self, report: Report) -> None:
         """The rest of the document (all of it when no pod was streamed)."""
