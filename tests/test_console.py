@@ -454,3 +454,38 @@ def test_nodes_never_filtered_say_why_in_words() -> None:
     d = Diagnosis(pod=pod(), num_all_nodes=3, nominated_node_used=True)
     d.not_evaluated = ["node-1", "node-3"]
     assert rejections(d) == "2 not evaluated (the nominated node fits)"
+
+
+def test_dra_postfilter_words_are_explained_and_the_failing_request_is_named() -> None:
+    """ ". not found" after a PreFilter rejection and DRA's "still not schedulable" read like errors of the
+    input: the report says what they mean; a node that cannot allocate a claim names the request, its
+    DeviceClass, what it needs and what the node has."""
+    from pathlib import Path
+
+    from kdiagnose.load.dump import load_snapshot
+    from kdiagnose.pipeline import diagnose_snapshot
+    from kdiagnose.report.console import RenderOptions, render_text
+    from kdiagnose.versions import dialect_for
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures" / "golden"
+    snap, _ = load_snapshot([str(fixtures / "volumes-pvc-unbound-immediate.yaml")], dialect_for("v1.37.2"))
+    (pr,) = diagnose_snapshot(snap).pods
+    assert pr.diagnosis.message.endswith(". not found")
+    (note,) = [n for n in pr.diagnosis.notes if "not found" in n]
+    assert "because VolumeBinding rejected the pod at PreFilter" in note
+    assert "preemption was not tried" in note
+
+    snap, _ = load_snapshot([str(fixtures / "dra-template-gpus-on-some-nodes.yaml")], dialect_for("v1.34.12"))
+    pr = next(p for p in diagnose_snapshot(snap).pods if p.diagnosis.pod.key == "ml/llm-pretrain-0")
+    assert any(
+        n.startswith('"still not schedulable" is DynamicResources\' PostFilter') for n in pr.diagnosis.notes
+    )
+    flat = " ".join(render_text(diagnose_snapshot(snap), RenderOptions(color=False, width=80)).split())
+    assert (
+        "1 node: claim ml/llm-pretrain-0-gpu request gpu needs 4 device(s): 4 device(s) match DeviceClass "
+        "gpu.example.com, 2 of them unallocated gpu-a100-1"
+    ) in flat
+    assert (
+        "claim ml/llm-pretrain-0-gpu request gpu needs 4 device(s): no device on the node matches DeviceClass "
+        "gpu.example.com and the request's selectors cpu-1, cpu-2, gpu-l4-1"
+    ) in flat

@@ -188,6 +188,18 @@ def _one(d: dict[str, Any]) -> str:
         parts.append(
             f"node does not declare {short_list(d.pop('missing_features'), 5)} (status.declaredFeatures)"
         )
+    if "draClaim" in d and "request" in d:
+        # DynamicResources: a request the node's devices cannot cover (allocator.Allocator.explain).
+        claim, req, klass = d.pop("draClaim"), d.pop("request"), d.pop("deviceClass", "?")
+        count, matching, free = d.pop("count", "?"), d.pop("matching", 0), d.pop("free", 0)
+        need = "all matching devices" if count == "All" else f"{_value(count)} device(s)"
+        if matching == 0:
+            have = f"no device on the node matches DeviceClass {klass} and the request's selectors"
+        else:
+            have = (
+                f"{_value(matching)} device(s) match DeviceClass {klass}, {_value(free)} of them unallocated"
+            )
+        parts.append(f"claim {claim} request {req} needs {need}: {have}")
     if "deviceClass" in d:
         parts.append(f"DeviceClass {d.pop('deviceClass')}")
     if "deallocate" in d:
@@ -200,7 +212,16 @@ def _one(d: dict[str, Any]) -> str:
 
 def describe_details(details: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> str:
     """Status.details in plain words (details keys are chosen by plugin authors; unknown keys as k=v)."""
-    return "; ".join(x for x in (_one(d) for d in details if isinstance(d, dict)) if x)
+    dicts = [d for d in details if isinstance(d, dict)]
+    # DynamicResources: the requests that failed name their claims; the bare claim list then repeats them.
+    explained = {str(d["draClaim"]) for d in dicts if "draClaim" in d}
+    if explained:
+        dicts = [
+            d
+            for d in dicts
+            if not (set(d) == {"claims"} and {str(c) for c in d["claims"] or []} <= explained)
+        ]
+    return "; ".join(x for x in (_one(d) for d in dicts) if x)
 
 
 def node_cause(st: Status) -> str:

@@ -817,6 +817,48 @@ class Allocator:
         claims do not fit the node. Raises AllocationError (Filter Error) or FailedOnNode (v1.35)."""
         return _Run(self, node).run()
 
+    def explain(self, node: Node) -> list[Obj]:
+        """Why the claims do not fit `node`, per request, for the report (never a verdict: allocate()
+        decides): the device class, how many devices the request needs, how many of the node's devices
+        match its class and selectors, and how many of those are not allocated already. A request the
+        node's devices could cover alone is left out (the combination failed: constraints, shares)."""
+        run = _Run(self, node)
+        out: list[Obj] = []
+        for claim in self.claims:
+            for req in claim.requests:
+                for sub in req if isinstance(req, list) else [req]:
+                    klass = self.index.classes.get(sub.class_name)
+                    if klass is None:
+                        continue
+                    rd = _RequestData(sub, sub.parent, klass, 0)
+                    matching = free = 0
+                    try:
+                        for pool in run.pools:
+                            for sl in pool.slices:
+                                for di, dev in enumerate(sl.devices):
+                                    if not run._selectable(claim, rd, sl, di):
+                                        continue
+                                    matching += 1
+                                    if (pool.driver, pool.name, dev.name) not in self.index.allocated:
+                                        free += 1
+                    except AllocationError:
+                        continue  # a CEL error is the Filter's own message
+                    need = sub.count if sub.mode == "ExactCount" else max(matching, 1)
+                    if free >= need and matching > 0:
+                        continue
+                    name = f"{sub.parent}/{sub.name}" if sub.parent else sub.name
+                    out.append(
+                        {
+                            "draClaim": claim.key,
+                            "request": name,
+                            "deviceClass": sub.class_name,
+                            "count": need if sub.mode == "ExactCount" else "All",
+                            "matching": matching,
+                            "free": free,
+                        }
+                    )
+        return out
+
 
 _Start = tuple[int, int, int]  # deviceLocation: pool, slice, device index where the search resumes
 _ZERO: _Start = (0, 0, 0)

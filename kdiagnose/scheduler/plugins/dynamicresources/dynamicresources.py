@@ -488,8 +488,11 @@ class DynamicResources(Plugin):
                     shown = expr if len(expr) <= 200 else expr[:200] + "..."
                     add_note(state, f"not evaluated: CEL selector {shown!r} {why}; treated as not matching")
             if results is None:
+                # The requests the node cannot cover, for the report (the message stays upstream's).
+                why = tuple(allocator.explain(node))
                 return Status.unresolvable(
-                    ERR_CANNOT_ALLOCATE, details=({"claims": [s.claims[i].key for i in s.to_allocate]},)
+                    ERR_CANNOT_ALLOCATE,
+                    details=({"claims": [s.claims[i].key for i in s.to_allocate]}, *why),
                 )
         if unavailable:
             s.unavailable.update(unavailable)
