@@ -489,10 +489,10 @@ class DynamicResources(Plugin):
                     add_note(state, f"not evaluated: CEL selector {shown!r} {why}; treated as not matching")
             if results is None:
                 # The requests the node cannot cover, for the report (the message stays upstream's).
-                why = tuple(allocator.explain(node))
+                unsatisfied = tuple(allocator.explain(node))
                 return Status.unresolvable(
                     ERR_CANNOT_ALLOCATE,
-                    details=({"claims": [s.claims[i].key for i in s.to_allocate]}, *why),
+                    details=({"claims": [s.claims[i].key for i in s.to_allocate]}, *unsatisfied),
                 )
         if unavailable:
             s.unavailable.update(unavailable)
