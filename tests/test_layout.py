@@ -273,3 +273,8 @@ def test_a_fix_whose_command_does_not_fit_puts_the_command_whole_on_its_own_line
     cmd = "kubectl describe pod agent-with-a-very-long-generated-name-8k2lp -n kube-system-monitoring"
     _label_line(out, "Fix", f"not a scheduling problem: {cmd}", "bold")
     assert buf.getvalue().splitlines() == ["Fix: not a scheduling problem:", f"  {cmd}"]
+
+
+def test_a_summary_of_one_pod_is_singular() -> None:
+    out = _text(_report(cluster.one_pod()), summary=True)
+    assert out.splitlines()[0].startswith("1 pod in 1 entry: 1 unschedulable")

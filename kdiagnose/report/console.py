@@ -409,7 +409,8 @@ def _overview(out: Out, entries: list[list[PodReport]], report: Report, limit: i
     parts = [f"{counts[w]} {w}" for w in sorted(counts, key=lambda w: STATUS_RANK[w])]
     owners = sum(1 for e in entries if len(e) > 1)
     grouped = f" ({owners} owner{'s' if owners != 1 else ''} with several)" if owners else ""
-    out.para(f"{len(pods)} pods in {len(entries)} entries{grouped}: {', '.join(parts)}", 0, 2, style="bold")
+    head = f"{plural(len(pods), 'pod')} in {len(entries)} {'entry' if len(entries) == 1 else 'entries'}"
+    out.para(f"{head}{grouped}: {', '.join(parts)}", 0, 2, style="bold")
     shown = entries if limit is None else entries[:limit]
     for e in shown:
         out.para(_entry_line(e, report), 2, 4)
