@@ -205,6 +205,20 @@ def classify_taint(t: Taint, pod: Pod, node: Node | None = None) -> TaintClass:
         )
     if t.key.endswith("/dedicated"):
         return TaintClass(NEVER, "it dedicates the nodes to another workload or team")
+    if t.key == "CriticalAddonsOnly":
+        # AKS taints its system node pools so (and GKE/EKS add-ons tolerate it): application pods are
+        # kept off the nodes that run CoreDNS, metrics-server and the CNI's pods.
+        if pod.priority_class_name in ("system-cluster-critical", "system-node-critical"):
+            return TaintClass(
+                RISKY,
+                "the taint CriticalAddonsOnly keeps the system node pool for critical add-ons; this pod is "
+                f"{pod.priority_class_name}, which is what it admits",
+            )
+        return TaintClass(
+            NEVER,
+            "it keeps application pods off the system node pool, which runs cluster DNS (CoreDNS), "
+            "metrics-server and the network plugin: an application there competes with them for CPU and memory",
+        )
     if t.key in SPOT_LABELS or t.value.lower() in ("spot", "preemptible"):
         return TaintClass(
             RISKY,

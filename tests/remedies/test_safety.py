@@ -248,3 +248,31 @@ def test_the_gpu_pods_tolerations_name_the_hardware_they_are_for() -> None:
     assert any(
         n.startswith("toleration: never a remedy: tolerating maintenance=scheduled:NoExecute") for n in notes
     )
+
+
+def test_an_application_is_never_moved_onto_the_aks_system_pool() -> None:
+    """CriticalAddonsOnly=true:NoSchedule keeps application pods off the nodes running cluster DNS and the
+    CNI: a toleration for an ordinary Deployment is ruled out; a system-cluster-critical pod may tolerate it."""
+    from kdiagnose.model.objects import Pod, Taint
+    from kdiagnose.remedies import safety
+
+    taint = Taint("CriticalAddonsOnly", "true", "NoSchedule")
+    app = Pod({"metadata": {"name": "p", "namespace": "shop"}, "spec": {"containers": [{"name": "c"}]}})
+    c = safety.classify_taint(taint, app)
+    assert c.safety == safety.NEVER and "cluster DNS (CoreDNS)" in c.why
+    addon = Pod(
+        {
+            "metadata": {"name": "dns", "namespace": "kube-system"},
+            "spec": {"priorityClassName": "system-cluster-critical", "containers": [{"name": "c"}]},
+        }
+    )
+    assert safety.classify_taint(taint, addon).safety == safety.RISKY
+
+
+def test_the_aks_worker_gets_no_toleration_for_the_system_pool() -> None:
+    remedies, notes = remedies_for("autoscaler/ca-room-text.yaml", "shop/worker-6c7d8e9f0-w2")
+    assert by_kind(remedies, "toleration") == []
+    assert any(
+        n.startswith("toleration: never a remedy: tolerating CriticalAddonsOnly=true:NoSchedule")
+        for n in notes
+    )
