@@ -328,25 +328,42 @@ def _in_workers(
     import gc
     import multiprocessing
     import sys
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
     for stream in (sys.stdout, sys.stderr):
         # A child flushes the standard streams when it exits: nothing buffered may be written twice.
         with contextlib.suppress(AttributeError, OSError, ValueError):
             stream.flush()
     _FORKED = work
+    ready: dict[int, Encoded] = {}
+    order = sorted(i for g in groups for i in g)
+    at = 0
     gc.freeze()
+    # An executor, not multiprocessing.Pool: a worker that dies (killed, out of memory) breaks the pool
+    # with an error instead of leaving this process waiting for its result forever (as load/parallel.py).
+    pool = ProcessPoolExecutor(min(jobs, len(groups)), mp_context=multiprocessing.get_context("fork"))
     try:
-        with multiprocessing.get_context("fork").Pool(min(jobs, len(groups))) as pool:
-            gc.unfreeze()
-            ready: dict[int, Encoded] = {}
-            order = sorted(i for g in groups for i in g)
-            at = 0
-            for results in pool.imap_unordered(_run_group, groups, chunksize=1):
-                ready.update(results)
+        # With the fork start method the executor forks all its workers at the first submit.
+        futures = [pool.submit(_run_group, g) for g in groups]
+        gc.unfreeze()
+        try:
+            for future in as_completed(futures):
+                ready.update(future.result())
                 while at < len(order) and order[at] in ready:
                     yield order[at], ready.pop(order[at])
                     at += 1
+        except BrokenProcessPool:
+            # This process diagnoses what the workers did not deliver: the same bytes, only later.
+            done = set(ready) | set(order[:at])
+            for g in groups:
+                if any(i not in done for i in g):
+                    ready.update(work(g))
+            while at < len(order):
+                yield order[at], ready.pop(order[at])
+                at += 1
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
         gc.unfreeze()
         _FORKED = None
 

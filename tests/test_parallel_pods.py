@@ -154,3 +154,26 @@ def test_the_cli_writes_the_same_stdout_with_workers(tmp_path: Path) -> None:
     assert runs[(1, 10**18)][0] == 1  # some pod is unschedulable
     assert json.loads(runs[(1, 10**18)][1])["summary"]["unschedulable"] > 0
     assert runs[(2, 0)] == runs[(1, 10**18)] == runs[(2, 10**18)]
+
+
+_REAL_RUN_GROUP = pipeline._run_group
+
+
+def _dying_group(indices: list[int]) -> list[tuple[int, Any]]:
+    """A worker's task that kills its process (as the OOM killer would) once a worker took it."""
+    import multiprocessing
+
+    if multiprocessing.parent_process() is not None and indices != [0]:
+        os._exit(1)
+    return _REAL_RUN_GROUP(indices)
+
+
+def test_a_dead_worker_leaves_the_parent_to_finish_the_same_bytes(
+    forks: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    items = varied_items(30, 20, 40, 4)
+    serial = _written(_snapshot(items), 1)
+    monkeypatch.setattr(pipeline, "_run_group", _dying_group)
+    # Without the executor's broken-pool error the parent would wait for the lost task forever.
+    assert _written(_snapshot(items), 2) == serial
+    assert forks == [2]
