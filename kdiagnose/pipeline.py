@@ -383,7 +383,6 @@ def diagnose_snapshot(
     nominated: bool = False,
     offline: bool = True,
     remedy_limit: int | None = None,
-    on_pod: Callable[[Report, PodReport], PodReport] | None = None,
     sink: PodSink | None = None,
     jobs: int = 1,
 ) -> Report:
@@ -392,16 +391,13 @@ def diagnose_snapshot(
     `remedy_limit`: find only the best N remedies per pod (what the report shows; None: every kind is
     tried, as `--all-remedies`); a pod whose search stopped early lists the kinds not tried.
 
-    `on_pod(report, pod_report)`: called with each pod's finished report, in pod key order, when no two
-    pending pods share an owner (so no owner is placed one after another and the report's `sequential`
-    stays empty); the report keeps what it returns (a streaming writer returns a slim copy). With shared
-    owners it is never called and every pod's report is kept.
-
-    `sink`: a streaming writer (report.json.PodStream) taken as `on_pod=sink.pod`; with `jobs` > 1 and
-    enough work, the pods are diagnosed and encoded in `jobs` forked worker processes (`_in_workers`) and
-    the sink writes their texts here in pod key order: the same bytes as one process writes."""
-    if sink is not None and on_pod is None:
-        on_pod = sink.pod
+    `sink`: a streaming writer (report.json.PodStream): `sink.pod(report, pod_report)` is called with each
+    pod's finished report, in pod key order, when no two pending pods share an owner (so no owner is
+    placed one after another and the report's `sequential` stays empty); the report keeps what it returns
+    (a slim copy). With shared owners it is never called and every pod's report is kept. With `jobs` > 1
+    and enough work, the pods are diagnosed and encoded in `jobs` forked worker processes (`_in_workers`)
+    and the sink writes their texts here in pod key order: the same bytes as one process writes."""
+    stream = sink
     all_profiles = profiles_for(snapshot, profiles, scheduler_name)
     selected, warnings = select_pods(
         snapshot,
@@ -439,12 +435,12 @@ def diagnose_snapshot(
     # Remedies by scheduling signature (and the pod found them for, when their texts name it).
     remedy_memo: dict[tuple[bytes, str], tuple[Found, str]] = {}
     by_owner: dict[str, list[Pod]] = {}
-    if on_pod is not None:
+    if stream is not None:
         # A superset of the groups placed one after another below (those also need the pod handled and
         # not held at PreEnqueue): with none of two pods, the report's owners part is known to be empty.
         owners = Counter(o for p in selected if not p.node_name and (o := _owner(snapshot, p)))
         if any(c > 1 for c in owners.values()):
-            on_pod = None
+            stream = None
 
     def one(pod: Pod) -> PodReport:
         # What the pod's own state says (live mode triages from the API objects itself, commands/live.py).
@@ -485,19 +481,19 @@ def diagnose_snapshot(
         return pr
 
     ordered = sorted(selected, key=lambda p: p.key)
-    groups = _worker_groups(snapshot, ordered, jobs) if sink is not None and on_pod == sink.pod else None
-    if sink is not None and groups is not None:
-        emit = sink.emit
+    groups = _worker_groups(snapshot, ordered, jobs) if stream is not None else None
+    if stream is not None and groups is not None:
+        emit, encode = stream.emit, stream.encode
 
         def encoded(indices: list[int]) -> list[tuple[int, Encoded]]:
-            return [(i, sink.encode(report, one(ordered[i]))) for i in indices]
+            return [(i, encode(report, one(ordered[i]))) for i in indices]
 
         for i, enc in _in_workers(groups, encoded, jobs):
             report.pods.append(emit(report, ordered[i], enc))
     else:
         for pod in ordered:
             pr = one(pod)
-            report.pods.append(on_pod(report, pr) if on_pod is not None else pr)
+            report.pods.append(stream.pod(report, pr) if stream is not None else pr)
     # Each pod above is judged alone; an owner's replicas also compete with each other.
     for owner, owned in by_owner.items():
         if len(owned) > 1:

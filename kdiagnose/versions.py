@@ -177,7 +177,7 @@ class Dialect:
         """A victim already terminating (deletionTimestamp set) gets no delete call and no `Preempted` event,
         though it is counted as a victim: v1.34.0-v1.34.1 (#133213, preemption.go prepareCandidate(Async)),
         reverted in v1.34.2 (#134247, cherry-pick of #134245), back from v1.35 (#134927). Observed with the
-        real v1.34.1 and v1.34.12 schedulers (fixtures/fuzz-found/v134-preemption-terminating-victim*)."""
+        real v1.34.1 and v1.34.12 schedulers (fixtures/fuzz-found/v1341-, v134-preemption-terminating-victim)."""
         return self.minor >= 35 or (self.minor == 34 and self.version < (1, 34, 2))
 
     @property

@@ -298,7 +298,7 @@ def _written_while_diagnosed(snap: Snapshot, profiles: Any = None, source: str =
 
     buf = io.BytesIO()
     stream = PodStream(buf)
-    report = diagnose_snapshot(snap, profiles, source=source, on_pod=stream.pod)
+    report = diagnose_snapshot(snap, profiles, source=source, sink=stream)
     stream.finish(report)
     return buf.getvalue(), stream.started
 

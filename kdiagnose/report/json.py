@@ -388,7 +388,7 @@ def _pods_parts(report: Report) -> tuple[bytes, bytes] | None:
 
 
 class PodStream:
-    """The -o json document written while the pods are diagnosed (pipeline.diagnose_snapshot's `on_pod`):
+    """The -o json document written while the pods are diagnosed (pipeline.diagnose_snapshot's `sink`):
     each pod's text as soon as its report is complete, so its verdicts and score tables can be dropped;
     the pipeline keeps only what the rest of the document and the exit code read (`slim`). The bytes are
     those `write` gives for the whole report: the parts before "pods" (up to "owners", empty when the
