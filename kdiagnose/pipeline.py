@@ -328,7 +328,7 @@ def _in_workers(
     import gc
     import multiprocessing
     import sys
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
     for stream in (sys.stdout, sys.stderr):
@@ -345,19 +345,24 @@ def _in_workers(
     pool = ProcessPoolExecutor(min(jobs, len(groups)), mp_context=multiprocessing.get_context("fork"))
     try:
         # With the fork start method the executor forks all its workers at the first submit.
-        futures = [pool.submit(_run_group, g) for g in groups]
+        live: set[Future[list[tuple[int, Encoded]]]] = {pool.submit(_run_group, g) for g in groups}
         gc.unfreeze()
         try:
-            for future in as_completed(futures):
-                ready.update(future.result())
+            while live:
+                # A finished future keeps its result: once read, nothing here may hold it, or every pod's
+                # text (megabytes each at 5,000 nodes) stays alive until the last one is written.
+                done, live = wait(live, return_when=FIRST_COMPLETED)
+                for future in done:
+                    ready.update(future.result())
+                del done, future
                 while at < len(order) and order[at] in ready:
                     yield order[at], ready.pop(order[at])
                     at += 1
         except BrokenProcessPool:
             # This process diagnoses what the workers did not deliver: the same bytes, only later.
-            done = set(ready) | set(order[:at])
+            delivered = set(ready) | set(order[:at])
             for g in groups:
-                if any(i not in done for i in g):
+                if any(i not in delivered for i in g):
                     ready.update(work(g))
             while at < len(order):
                 yield order[at], ready.pop(order[at])
