@@ -97,16 +97,50 @@ def _write(tmp_path: Path, items: list[dict[str, Any]], name: str = "dump.json",
     return path
 
 
-def _names(path: Path, bounds: list[int]) -> list[tuple[str, str]]:
+def _names(path: Path, bounds: list[int], spare: list[bytearray] | None = None) -> list[tuple[str, str]]:
     names: list[tuple[str, str]] = []
     ends = []
     with path.open("rb") as f:
         for i in range(len(bounds) - 1):
-            objects, end = stream_json.decode_range(f, "x", None, bounds[i], bounds[i + 1], i == 0)
+            objects, end = stream_json.decode_range(
+                f, "x", None, bounds[i], bounds[i + 1], i == 0, None, spare
+            )
             names += [(r.obj["kind"], r.obj["metadata"]["name"]) for r in objects]
             ends += [end] if end is not None else []
     assert len(ends) == 1
     return names
+
+
+def test_ranges_decoded_in_one_reused_buffer(tmp_path: Path) -> None:
+    """A worker's ranges share one window buffer (decode_range's `spare`), whose old bytes past the new
+    range's never leak into it: the items are those of fresh buffers, each read once."""
+    path = _write(tmp_path, [*_nodes(), *EDGE_PODS])
+    data = path.read_bytes()
+    _, first = stream_json._header(bytearray(data[: 1 << 16]))
+    whole = [(o["kind"], o["metadata"]["name"]) for o in json.loads(data)["items"]]
+    size = len(data)
+    for cuts in (2, 5, 17, 60):
+        bounds = [first + (size - first) * i // cuts for i in range(cuts)] + [size]
+        spare: list[bytearray] = []
+        assert _names(path, bounds, spare) == whole
+        # The ranges in the reverse order too: a later range's bytes are in the buffer the earlier one takes.
+        got: list[tuple[str, str]] = []
+        with path.open("rb") as f:
+            for i in reversed(range(cuts)):
+                objects, _ = stream_json.decode_range(
+                    f, "x", None, bounds[i], bounds[i + 1], i == 0, None, spare
+                )
+                got[:0] = [(r.obj["kind"], r.obj["metadata"]["name"]) for r in objects]
+        assert got == whole
+        assert len(spare) == 1
+    # The buffer is taken again, not a new one; a buffer still viewed (an export alive) is not taken.
+    buf = spare[0]
+    with path.open("rb") as f:
+        stream_json.decode_range(f, "x", None, first, size, True, None, spare)
+        assert spare == [buf] and spare[0] is buf
+        with memoryview(buf):
+            stream_json.decode_range(f, "x", None, first, size, True, None, spare)
+            assert len(spare) == 1 and spare[0] is not buf
 
 
 def test_ranges_partition_the_items(tmp_path: Path) -> None:

@@ -82,6 +82,8 @@ def _context() -> Any:
 
 
 _WORKER_TABLE: TemplateTable | None = None
+# The window buffer of a worker's last range, for its next one (stream_json.decode_range).
+_WORKER_SPARE: list[bytearray] = []
 
 
 def _worker_table() -> TemplateTable:
@@ -99,7 +101,7 @@ def _work(args: tuple[str, str, tuple[str, str] | None, int, int, bool]) -> Any:
     path, source, typed, lo, hi, first = args
     try:
         with open(path, "rb") as f, without_gc():
-            objects, end = decode_range(f, source, typed, lo, hi, first, _worker_table())
+            objects, end = decode_range(f, source, typed, lo, hi, first, _worker_table(), _WORKER_SPARE)
             return _pack(objects, end)
     except (_Fallback, OSError):
         return "fallback"

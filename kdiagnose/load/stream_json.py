@@ -267,10 +267,20 @@ class _Window:
 
     __slots__ = ("base", "buf", "f", "n")
 
-    def __init__(self, f: BinaryIO, base: int) -> None:
+    def __init__(self, f: BinaryIO, base: int, spare: list[bytearray] | None = None) -> None:
         self.f = f
         self.base = base
-        self.buf = bytearray(2 * BLOCK_SIZE)
+        # `spare`: a buffer a window before this one is done with (decode_range's, in a worker that decodes
+        # several ranges). bytearray(64 MB) zero-fills and page-faults in all of it: 5% of a worker's CPU
+        # when every range took a new one. One still viewed by a decoded object is not taken.
+        buf = spare.pop() if spare else None
+        if buf is not None:
+            try:
+                buf.append(0)
+                del buf[-1]
+            except BufferError:
+                buf = None
+        self.buf = buf if buf is not None else bytearray(2 * BLOCK_SIZE)
         self.n = 0
         self._read()
 
@@ -336,21 +346,45 @@ def decode_range(
     hi: int,
     first: bool,
     table: TemplateTable | None = None,
+    spare: list[bytearray] | None = None,
 ) -> tuple[list[RawObject], int | None]:
     """The items whose `{` lies in file offsets [lo, hi) and, if this range reached the end of the items,
     the offset of the List's closing part (load/parallel.py splits a file into such ranges). `first`: lo is
     the first item's `{`. The ranges of one file partition its items: an item belongs to the range its
-    opening brace is in, and a range ends at the first separator whose `{` is at or past hi."""
+    opening brace is in, and a range ends at the first separator whose `{` is at or past hi. `spare`: a pool
+    of window buffers kept across the calls of one process (the buffer is put back when the range is
+    decoded)."""
+    windows: list[_Window] = []
+    try:
+        return _decode_range(f, source, typed, lo, hi, first, table, spare, windows)
+    finally:
+        if spare is not None and windows and len(windows[0].buf) == 2 * BLOCK_SIZE:
+            spare.append(windows[0].buf)
+
+
+def _decode_range(
+    f: BinaryIO,
+    source: str,
+    typed: tuple[str, str] | None,
+    lo: int,
+    hi: int,
+    first: bool,
+    table: TemplateTable | None,
+    spare: list[bytearray] | None,
+    windows: list[_Window],
+) -> tuple[list[RawObject], int | None]:
     width = len(_SEP) - 1  # a separator's bytes before the next item's `{`
     table = table if table is not None else TemplateTable()
     origin = _origin(f)
     if first:
         f.seek(lo - 1)
-        w = _Window(f, lo - 1)
+        w = _Window(f, lo - 1, spare)
+        windows.append(w)
         pos = 1
     else:
         f.seek(lo - width)
-        w = _Window(f, lo - width)
+        w = _Window(f, lo - width, spare)
+        windows.append(w)
         while (k := w.buf.find(_SEP, 0, w.n)) < 0:
             if not w.advance(max(0, w.n - width)):
                 return [], None  # no item starts here: the range before reads up to the end
