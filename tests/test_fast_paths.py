@@ -184,13 +184,15 @@ def _plain_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     from kdiagnose.scheduler.plugins.imagelocality.image_locality import ImageLocality
     from kdiagnose.scheduler.plugins.interpodaffinity.plugin import InterPodAffinity
     from kdiagnose.scheduler.plugins.nodeaffinity.node_affinity import NodeAffinity
+    from kdiagnose.scheduler.plugins.nodename.node_name import NodeName
     from kdiagnose.scheduler.plugins.noderesources.balanced_allocation import BalancedAllocation
     from kdiagnose.scheduler.plugins.noderesources.fit import Fit
+    from kdiagnose.scheduler.plugins.nodeunschedulable.node_unschedulable import NodeUnschedulable
     from kdiagnose.scheduler.plugins.tainttoleration.taint_toleration import TaintToleration
 
-    for cls in (NodeAffinity, TaintToleration, Fit, InterPodAffinity):
+    for cls in (NodeAffinity, TaintToleration, Fit, InterPodAffinity, NodeName, NodeUnschedulable):
         monkeypatch.setattr(cls, "filter_many", Plugin.filter_many)
-    for scorer in (Fit, BalancedAllocation, ImageLocality):
+    for scorer in (Fit, BalancedAllocation, ImageLocality, TaintToleration):
         monkeypatch.setattr(scorer, "score_many", Plugin.score_many)
     # What-if replays node by node (run_filters_with_nominated per node) instead of plugin-major.
     monkeypatch.setattr(whatif, "BATCH_FILTERS", False)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import add, mul
 from typing import TYPE_CHECKING
 
 from kdiagnose.scheduler import names
@@ -62,20 +64,36 @@ class ScoreTable(Mapping[str, ScoreBreakdown]):
         self.columns: list[
             tuple[str, int, dict[str, int], dict[str, int]]
         ] = []  # plugin, weight, raw, normalized
-        self.totals: dict[str, int] = dict.fromkeys(nodes, 0)
+        # The weighted sums in node order, summed column by column in C (map over lists); `totals` is
+        # their dict, built when read.
+        self._sums: list[int] = [0] * len(nodes)
+        self._totals: dict[str, int] | None = None
+        self._pos: dict[str, int] | None = None
         self._built: dict[str, ScoreBreakdown] = {}
+
+    @property
+    def totals(self) -> dict[str, int]:
+        if self._totals is None:
+            self._totals = dict(zip(self.nodes, self._sums, strict=True))
+        return self._totals
 
     def add(self, plugin: str, weight: int, raw: dict[str, int], normalized: dict[str, int]) -> None:
         # Share one dict where normalizing or clamping changed nothing: a column costs ~N entries, not 3N.
         clamped = normalized
-        if any(v < 0 or v > MAX_NODE_SCORE for v in normalized.values()):
+        if normalized and (min(normalized.values()) < 0 or max(normalized.values()) > MAX_NODE_SCORE):
             clamped = {n: max(0, min(MAX_NODE_SCORE, v)) for n, v in normalized.items()}
         if raw == clamped:
             raw = clamped
         self.columns.append((plugin, weight, raw, clamped))
-        totals = self.totals
+        self._totals = None
+        if list(clamped) == self.nodes:
+            self._sums = list(map(add, self._sums, map(mul, clamped.values(), repeat(weight))))
+            return
+        if self._pos is None:
+            self._pos = {n: i for i, n in enumerate(self.nodes)}
+        pos, sums = self._pos, self._sums
         for n, v in clamped.items():
-            totals[n] += v * weight
+            sums[pos[n]] += v * weight
 
     def __getitem__(self, node: str) -> ScoreBreakdown:
         b = self._built.get(node)

@@ -7,6 +7,8 @@ at the first failing filter, and builds the message in one place (fit_error.py).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import repeat
+from operator import is_
 from typing import TYPE_CHECKING
 
 from kdiagnose.scheduler import names as n
@@ -156,12 +158,18 @@ class Framework:
         for pl in self.filter_plugins:
             if pl.name in skipped:
                 continue
+            statuses = pl.filter_many(state, pod, remaining)
+            if len(statuses) != len(remaining):
+                raise ValueError(f"{pl.name}: {len(statuses)} verdicts for {len(remaining)} nodes")
+            # Most plugins pass every node still standing: one identity scan in C, no loop of our own.
+            if all(map(is_, statuses, repeat(SUCCESS))):
+                continue
             keep: list[NodeInfo] = []
             # A Status a batch filter shares between nodes is wrapped once and stays shared (the reports
             # and -o json then treat those nodes' verdicts as one).
             wrapped: dict[int, Status] = {}
-            for ni, st in zip(remaining, pl.filter_many(state, pod, remaining), strict=True):
-                if st.code is Code.SUCCESS:
+            for ni, st in zip(remaining, statuses, strict=True):
+                if st is SUCCESS or st.code is Code.SUCCESS:
                     keep.append(ni)
                 else:
                     w = wrapped.get(id(st))
@@ -171,7 +179,10 @@ class Framework:
             remaining = keep
             if not remaining:
                 break
-        return {ni.name: rejected.get(ni.name, SUCCESS) for ni in nodes}
+        # Node order kept: update() rewrites the values of keys already there (rejected names are a subset).
+        out = dict.fromkeys([ni.name for ni in nodes], SUCCESS)
+        out.update(rejected)
+        return out
 
     @staticmethod
     def _rejection(pl: Plugin, s: Status) -> Status:
@@ -394,7 +405,8 @@ class Framework:
             s = pl.pre_score(state, pod, feasible)
             if s.code == Code.SKIP:
                 skipped.add(pl.name)
-        table = ScoreTable([ni.name for ni in feasible])
+        feasible_names = [ni.name for ni in feasible]
+        table = ScoreTable(feasible_names)
         for pl, weight in self.score_plugins:
             if pl.name in skipped:
                 table.skipped.append(pl.name)
@@ -407,7 +419,7 @@ class Framework:
                     f'running Score plugins: plugin "{pl.name}" failed with: {st.message}'
                 )
                 return
-            raw = dict(zip([ni.name for ni in feasible], values, strict=True))
+            raw = dict(zip(feasible_names, values, strict=True))
             normalized = dict(raw)
             pl.normalize_score(state, pod, normalized)
             table.add(pl.name, weight, raw, normalized)

@@ -147,6 +147,17 @@ class NodeAffinity(Plugin):
             return super().filter_many(state, pod, nodes)
         memo: dict[tuple[str | None, ...], Status] = {}
         out: list[Status] = []
+        if len(keys) == 1:
+            # One key (a nodeSelector or one term's expression): its value is the class, no tuple per node.
+            (k,) = keys
+            by_value: dict[str | None, Status] = {}
+            for ni in nodes:
+                v = ni.node.labels.get(k)
+                st = by_value.get(v)
+                if st is None:
+                    st = by_value[v] = self.filter(state, pod, ni)
+                out.append(st)
+            return out
         for ni in nodes:
             labels = ni.node.labels
             key = tuple([labels.get(k) for k in keys])

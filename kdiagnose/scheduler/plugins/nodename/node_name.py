@@ -27,3 +27,9 @@ class NodeName(Plugin):
         if fits(pod, node_info):
             return SUCCESS
         return Status.unresolvable(ERR_REASON, details=({"nodeName": pod.node_name},))
+
+    def filter_many(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status]:
+        # Most pending pods name no node: every node fits, no call per node.
+        if not pod.node_name:
+            return [SUCCESS] * len(nodes)
+        return super().filter_many(state, pod, nodes)

@@ -31,3 +31,19 @@ class NodeUnschedulable(Plugin):
         if any(t.tolerates(_UNSCHEDULABLE_TAINT) for t in pod.tolerations):
             return SUCCESS
         return Status.unresolvable(ERR_REASON_UNSCHEDULABLE, details=({"unschedulable": True},))
+
+    def filter_many(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status]:
+        # The verdict reads only the node's spec.unschedulable and the pod's tolerations: a pod that
+        # tolerates the cordon passes every node; otherwise cordoned nodes share one rejection.
+        if any(t.tolerates(_UNSCHEDULABLE_TAINT) for t in pod.tolerations):
+            return [SUCCESS] * len(nodes)
+        rejection: Status | None = None
+        out: list[Status] = []
+        for ni in nodes:
+            if not ni.node.unschedulable:
+                out.append(SUCCESS)
+                continue
+            if rejection is None:
+                rejection = self.filter(state, pod, ni)
+            out.append(rejection)
+        return out

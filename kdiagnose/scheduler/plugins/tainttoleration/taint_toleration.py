@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kdiagnose.scheduler import names
-from kdiagnose.scheduler.framework import MAX_NODE_SCORE, SUCCESS, CycleState, Plugin, Status
+from kdiagnose.scheduler.framework import MAX_NODE_SCORE, SUCCESS, CycleState, Handle, Plugin, Status
 from kdiagnose.scheduler.plugins.helper.normalize_score import default_normalize_score
 
 if TYPE_CHECKING:
@@ -52,6 +52,11 @@ def untolerated_reason(taint: Taint, names_taint: bool) -> str:
 class TaintToleration(Plugin):
     name = names.TAINT_TOLERATION
 
+    def __init__(self, handle: Handle) -> None:
+        super().__init__(handle)
+        self._by_list: dict[int, tuple[list[Taint], int]] | None = None
+        self._index: dict[tuple[Taint, ...], int] = {}
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         taint = find_untolerated_taint(node_info.node.taints, pod.tolerations)
         if taint is None:
@@ -59,22 +64,68 @@ class TaintToleration(Plugin):
         reason = untolerated_reason(taint, self.dialect.taint_reason_names_taint)
         return Status.unresolvable(reason, details=({"taint": str(taint)},))
 
+    def _classes(self) -> dict[int, tuple[list[Taint], int]]:
+        """The snapshot's nodes' taint classes, once per snapshot (a Framework's plugins live as long as
+        its snapshot): id of a node's taint list -> (that list, the index of its distinct tuple). The list
+        is kept so an id is only trusted for the same list object; a node built later (a what-if copy)
+        is keyed on the spot."""
+        if self._by_list is None:
+            index: dict[tuple[Taint, ...], int] = {}
+            by_list: dict[int, tuple[list[Taint], int]] = {}
+            for ni in self.snapshot.node_infos:
+                taints = ni.node.taints
+                if taints:
+                    by_list[id(taints)] = (taints, index.setdefault(tuple(taints), len(index)))
+            self._by_list, self._index = by_list, index
+        return self._by_list
+
+    def _class_of(self, taints: list[Taint]) -> object:
+        """The class of a taint list the snapshot's nodes do not hold (a what-if node's): its tuple's index
+        when a snapshot node has an equal list, else the tuple itself (never equal to an index)."""
+        t = tuple(taints)
+        return self._index.get(t, t)
+
     def filter_many(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status]:
         # The verdict is a function of the node's taints alone: decided once per distinct taint list
-        # (a pool's nodes share theirs), the Status shared by the nodes that carry it.
-        memo: dict[tuple[Taint, ...], Status] = {}
+        # (a pool's nodes share theirs), the Status shared by the nodes that carry it. Each node's
+        # class is computed once per snapshot, not per pod.
+        by_list = self._classes()
+        memo: dict[object, Status] = {}
         out: list[Status] = []
         for ni in nodes:
             taints = ni.node.taints
             if not taints:
                 out.append(SUCCESS)
                 continue
-            key = tuple(taints)
+            e = by_list.get(id(taints))
+            key = e[1] if e is not None and e[0] is taints else self._class_of(taints)
             st = memo.get(key)
             if st is None:
                 st = memo[key] = self.filter(state, pod, ni)
             out.append(st)
         return out
+
+    def score_many(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[list[int], Status | None]:
+        # The count is a function of the node's taints alone: once per taint class, like filter_many.
+        if state.read(_PRE_SCORE_KEY) is None:
+            return super().score_many(state, pod, nodes)
+        by_list = self._classes()
+        memo: dict[object, int] = {}
+        values: list[int] = []
+        for ni in nodes:
+            taints = ni.node.taints
+            if not taints:
+                values.append(0)
+                continue
+            e = by_list.get(id(taints))
+            key = e[1] if e is not None and e[0] is taints else self._class_of(taints)
+            v = memo.get(key)
+            if v is None:
+                v = memo[key] = self.score(state, pod, ni)[0]
+            values.append(v)
+        return values, None
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         # getAllTolerationPreferNoSchedule: only tolerations with an empty or PreferNoSchedule effect.
