@@ -7,6 +7,7 @@ are shown as `k=v`, so a new plugin's details are readable before this module le
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from kdiagnose.model.quantity import display_bytes, display_quantity, format_quantity
@@ -210,7 +211,7 @@ def _one(d: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def describe_details(details: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> str:
+def describe_details(details: Sequence[dict[str, Any]]) -> str:
     """Status.details in plain words (details keys are chosen by plugin authors; unknown keys as k=v)."""
     dicts = [d for d in details if isinstance(d, dict)]
     # DynamicResources: the requests that failed name their claims; the bare claim list then repeats them.

@@ -7,9 +7,10 @@ they read the Snapshot and the pod, keep per-cycle data in CycleState, and never
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, overload
 
 if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
@@ -21,6 +22,7 @@ __all__ = [
     "Code",
     "CycleState",
     "Handle",
+    "LazyDetails",
     "Plugin",
     "PreFilterResult",
     "Status",
@@ -61,6 +63,65 @@ _CODE_LABELS = {
 }
 
 
+Details = Sequence[dict[str, Any]]
+
+
+class LazyDetails(Sequence[dict[str, Any]]):
+    """Status.details whose tail is computed the first time it is read, then kept: report-only work (the
+    DynamicResources allocator's per-request explanation) stays off the Filter, which runs for every node
+    and again in preemption; only a report or a remedy that reads the details pays for it. It compares,
+    iterates and pickles as the plain tuple it stands for."""
+
+    __slots__ = ("_head", "_items", "_more")
+
+    def __init__(
+        self, head: tuple[dict[str, Any], ...], more: Callable[[], Iterable[dict[str, Any]]]
+    ) -> None:
+        self._head = head
+        self._more: Callable[[], Iterable[dict[str, Any]]] | None = more
+        self._items: tuple[dict[str, Any], ...] | None = None
+
+    def _all(self) -> tuple[dict[str, Any], ...]:
+        if self._items is None:
+            assert self._more is not None
+            self._items = (*self._head, *self._more())
+            self._more = None  # drop the closure (the allocator, the node) once computed
+        return self._items
+
+    @property
+    def computed(self) -> bool:
+        return self._items is not None
+
+    @overload
+    def __getitem__(self, i: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[dict[str, Any]]: ...
+    def __getitem__(self, i: int | slice) -> dict[str, Any] | Sequence[dict[str, Any]]:
+        return self._all()[i]
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._all())
+
+    def __bool__(self) -> bool:
+        return bool(self._head) or bool(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyDetails | tuple):
+            return self._all() == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self._all())
+
+    def __reduce__(self) -> tuple[type[tuple[dict[str, Any], ...]], tuple[tuple[dict[str, Any], ...]]]:
+        return tuple, (self._all(),)
+
+
 @dataclass(frozen=True, slots=True)
 class Status:
     """A plugin's answer. `details` carries the concrete cause (numbers, the taint, the term) for reports;
@@ -69,7 +130,7 @@ class Status:
     code: Code = Code.SUCCESS
     reasons: tuple[str, ...] = ()
     plugin: str = ""
-    details: tuple[dict[str, Any], ...] = ()
+    details: Details = ()
 
     @property
     def ok(self) -> bool:
@@ -87,11 +148,11 @@ class Status:
         return Status(self.code, self.reasons, plugin, self.details)
 
     @staticmethod
-    def unschedulable(*reasons: str, details: tuple[dict[str, Any], ...] = ()) -> Status:
+    def unschedulable(*reasons: str, details: Details = ()) -> Status:
         return Status(Code.UNSCHEDULABLE, reasons, "", details)
 
     @staticmethod
-    def unresolvable(*reasons: str, details: tuple[dict[str, Any], ...] = ()) -> Status:
+    def unresolvable(*reasons: str, details: Details = ()) -> Status:
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons, "", details)
 
     @staticmethod

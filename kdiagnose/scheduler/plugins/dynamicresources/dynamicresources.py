@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from kdiagnose.scheduler import names
@@ -24,6 +25,7 @@ from kdiagnose.scheduler.framework import (
     SUCCESS,
     Code,
     CycleState,
+    LazyDetails,
     Plugin,
     PreFilterResult,
     Status,
@@ -488,11 +490,14 @@ class DynamicResources(Plugin):
                     shown = expr if len(expr) <= 200 else expr[:200] + "..."
                     add_note(state, f"not evaluated: CEL selector {shown!r} {why}; treated as not matching")
             if results is None:
-                # The requests the node cannot cover, for the report (the message stays upstream's).
-                unsatisfied = tuple(allocator.explain(node))
+                # The requests the node cannot cover, for the report (the message stays upstream's): computed
+                # only when read, as the Filter runs for every node (and again in preemption).
                 return Status.unresolvable(
                     ERR_CANNOT_ALLOCATE,
-                    details=({"claims": [s.claims[i].key for i in s.to_allocate]}, *unsatisfied),
+                    details=LazyDetails(
+                        ({"claims": [s.claims[i].key for i in s.to_allocate]},),
+                        partial(allocator.explain, node),
+                    ),
                 )
         if unavailable:
             s.unavailable.update(unavailable)

@@ -1,0 +1,66 @@
+"""The DynamicResources "which request failed" detail (Allocator.explain) is report-only: the Filter runs for
+every node and again in preemption, so it must not compute it; the report computes it when it reads the
+details, with the same words as before it was deferred."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+
+from kdiagnose.load.dump import load_snapshot
+from kdiagnose.scheduler.engine import Scheduler
+from kdiagnose.scheduler.framework import LazyDetails, Status
+from kdiagnose.scheduler.plugins.dynamicresources.allocator import Allocator
+from kdiagnose.versions import dialect_for
+
+_FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "golden" / "dra-template-gpus-on-some-nodes.yaml"
+
+
+def test_filter_defers_explain_and_the_report_words_are_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kdiagnose.report.details import describe_details
+
+    calls: list[str] = []
+    real = Allocator.explain
+
+    def counting(self: Allocator, node: object) -> object:
+        calls.append(str(getattr(node, "name", "")))
+        return real(self, node)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Allocator, "explain", counting)
+    snap, _ = load_snapshot([str(_FIXTURE)], dialect_for("v1.34.12"))
+    pod = next(p for p in snap.pending if p.key == "ml/llm-pretrain-0")
+    d = Scheduler(snap).diagnose(pod)
+    assert calls == []  # the replay (Filter, PostFilter) never explained a node
+    st = d.verdicts["gpu-a100-1"]
+    assert isinstance(st.details, LazyDetails) and not st.details.computed
+    assert describe_details(st.details) == (
+        "claim ml/llm-pretrain-0-gpu request gpu needs 4 device(s): 4 device(s) match DeviceClass "
+        "gpu.example.com, 2 of them unallocated"
+    )
+    assert calls == ["gpu-a100-1"]
+    assert describe_details(d.verdicts["cpu-1"].details) == (
+        "claim ml/llm-pretrain-0-gpu request gpu needs 4 device(s): no device on the node matches DeviceClass "
+        "gpu.example.com and the request's selectors"
+    )
+    describe_details(st.details)
+    assert calls == ["gpu-a100-1", "cpu-1"]  # computed once per node, then kept
+
+
+def test_lazy_details_read_compare_and_pickle_as_the_tuple() -> None:
+    made: list[int] = []
+
+    def more() -> list[dict[str, object]]:
+        made.append(1)
+        return [{"b": 2}]
+
+    lazy = LazyDetails(({"a": 1},), more)
+    assert lazy  # truthiness from the head alone
+    assert made == []
+    assert lazy == ({"a": 1}, {"b": 2})
+    # Status equality compares a plain tuple with the lazy one (the reflected __eq__).
+    assert Status(details=({"a": 1}, {"b": 2})) == Status(details=lazy)
+    assert list(lazy) == [{"a": 1}, {"b": 2}] and len(lazy) == 2 and lazy[1] == {"b": 2}
+    assert pickle.loads(pickle.dumps(lazy)) == ({"a": 1}, {"b": 2})
+    assert made == [1]
