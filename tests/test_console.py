@@ -489,3 +489,25 @@ def test_dra_postfilter_words_are_explained_and_the_failing_request_is_named() -
         "claim ml/llm-pretrain-0-gpu request gpu needs 4 device(s): no device on the node matches DeviceClass "
         "gpu.example.com and the request's selectors cpu-1, cpu-2, gpu-l4-1"
     ) in flat
+
+
+def test_postfilter_notes_are_report_descriptions_not_replay_text() -> None:
+    """The words explaining DRA's PostFilter messages live with the report's descriptions (describe.py);
+    the replay only asks for them after PostFilter, so the notes and their order are as before."""
+    from pathlib import Path
+
+    import kdiagnose.scheduler.runner as runner
+    from kdiagnose.scheduler.describe import postfilter_notes
+
+    d = Diagnosis(pod=pod(), num_all_nodes=1)
+    assert postfilter_notes(d) == []
+    d.postfilter = Status(Code.ERROR, ("not found",), "DynamicResources")
+    d.prefilter = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("x",), "VolumeBinding")
+    (note,) = postfilter_notes(d)
+    assert note.startswith('the message ends in "not found": kube-scheduler\'s DynamicResources PostFilter')
+    assert "because VolumeBinding rejected the pod at PreFilter" in note
+    d.postfilter = Status(Code.UNSCHEDULABLE, ("still not schedulable",), "DynamicResources")
+    (note,) = postfilter_notes(d)
+    assert note.startswith('"still not schedulable" is DynamicResources\' PostFilter: it found no allocated')
+    source = Path(runner.__file__).read_text()
+    assert "still not schedulable" not in source and "preemption was not tried" not in source

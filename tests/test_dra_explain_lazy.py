@@ -15,7 +15,9 @@ from kdiagnose.scheduler.framework import LazyDetails, Status
 from kdiagnose.scheduler.plugins.dynamicresources.allocator import Allocator
 from kdiagnose.versions import dialect_for
 
-_FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "golden" / "dra-template-gpus-on-some-nodes.yaml"
+_FIXTURE = (
+    Path(__file__).resolve().parent.parent / "fixtures" / "golden" / "dra-template-gpus-on-some-nodes.yaml"
+)
 
 
 def test_filter_defers_explain_and_the_report_words_are_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,11 +11,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from kdiagnose.model.quantity import display_bytes, display_quantity, format_quantity
+from kdiagnose.scheduler import names as n
+from kdiagnose.scheduler.framework import Code
 
 if TYPE_CHECKING:
+    from kdiagnose.scheduler.diagnosis import Diagnosis
     from kdiagnose.scheduler.framework import Status
 
-__all__ = ["describe_details", "merge_causes", "node_cause", "short_list"]
+__all__ = ["describe_details", "merge_causes", "node_cause", "postfilter_notes", "short_list"]
 
 
 def _amount(resource: str, n: Any) -> str:
@@ -257,3 +260,28 @@ def merge_causes(statuses: list[Status]) -> str:
             return ""  # the varying key is the cause itself: a merged sentence would be empty or wrong
         merged.append({k: v for k, v in out.items() if v is not _VARIES})
     return describe_details(merged)
+
+
+def postfilter_notes(d: Diagnosis) -> list[str]:
+    """Notes on PostFilter words in the message that read like an error of the input (framework.go
+    RunPostFilterPlugins; dynamicresources.go PostFilter), so the report says what they mean. The replay
+    adds them to the cycle's notes right after PostFilter, where they have always been in the notes' order."""
+    post = d.postfilter
+    if post is None:
+        return []
+    if post.code == Code.ERROR and post.plugin == n.DYNAMIC_RESOURCES and post.message == "not found":
+        by = d.prefilter.plugin if d.prefilter is not None and d.prefilter.plugin else "another plugin"
+        return [
+            'the message ends in "not found": kube-scheduler\'s DynamicResources PostFilter did not find its '
+            f"own cycle state, because {by} rejected the pod at PreFilter before DynamicResources' PreFilter "
+            "ran; PostFilter stops at that error, so preemption was not tried. Nothing is missing from the "
+            "cluster: fix the PreFilter rejection"
+        ]
+    if "still not schedulable" in post.reasons:
+        return [
+            '"still not schedulable" is DynamicResources\' PostFilter: it found no allocated claim of the pod '
+            "that it could deallocate to make room (it only deallocates a claim allocated for other nodes and "
+            "reserved for no pod or this pod alone); "
+            "preemption was then tried as the message says"
+        ]
+    return []

@@ -12,6 +12,7 @@ from operator import is_
 from typing import TYPE_CHECKING
 
 from kdiagnose.scheduler import names as n
+from kdiagnose.scheduler.describe import postfilter_notes
 from kdiagnose.scheduler.diagnosis import Diagnosis, ScoreTable
 from kdiagnose.scheduler.fit_error import NO_NODES_AVAILABLE, fit_error_message, truncate_event
 from kdiagnose.scheduler.framework import (
@@ -372,7 +373,8 @@ class Framework:
 
     def _post_filter(self, state: CycleState, pod: Pod, d: Diagnosis) -> None:
         self._run_post_filter(state, pod, d)
-        _explain_post_filter(state, d)
+        for note in postfilter_notes(d):  # the words live with the report's (describe.py)
+            add_note(state, note)
 
     def _run_post_filter(self, state: CycleState, pod: Pod, d: Diagnosis) -> None:
         """RunPostFilterPlugins: Success or UU returns at once, Error returns at once, else reasons accumulate."""
@@ -434,28 +436,3 @@ class Framework:
         if len(feasible) == 1:
             d.top_nodes = [feasible[0].name]
         d.chosen = d.top_nodes[0]
-
-
-def _explain_post_filter(state: CycleState, d: Diagnosis) -> None:
-    """A note on PostFilter words in the message that read like an error of the input (framework.go
-    RunPostFilterPlugins; dynamicresources.go PostFilter), so the report says what they mean."""
-    post = d.postfilter
-    if post is None:
-        return
-    if post.code == Code.ERROR and post.plugin == n.DYNAMIC_RESOURCES and post.message == "not found":
-        by = d.prefilter.plugin if d.prefilter is not None and d.prefilter.plugin else "another plugin"
-        add_note(
-            state,
-            'the message ends in "not found": kube-scheduler\'s DynamicResources PostFilter did not find its '
-            f"own cycle state, because {by} rejected the pod at PreFilter before DynamicResources' PreFilter "
-            "ran; PostFilter stops at that error, so preemption was not tried. Nothing is missing from the "
-            "cluster: fix the PreFilter rejection",
-        )
-    elif "still not schedulable" in post.reasons:
-        add_note(
-            state,
-            '"still not schedulable" is DynamicResources\' PostFilter: it found no allocated claim of the pod '
-            "that it could deallocate to make room (it only deallocates a claim allocated for other nodes and "
-            "reserved for no pod or this pod alone); "
-            "preemption was then tried as the message says",
-        )
