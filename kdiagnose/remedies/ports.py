@@ -58,10 +58,12 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
             }
         )
         owners = [owner_of(ctx.snapshot, p) for p in holders]
+        # A bare pod is its own owner: "(Pod ns/x)" after ns/x would only repeat its name.
         who = ", ".join(
-            f"{p.key} ({o}{', Terminating' if p.deletion_timestamp else ''})"
+            f"{p.key} ({'no controller' if o.is_pod else o}{', Terminating' if p.deletion_timestamp else ''})"
             for p, o in zip(holders, owners, strict=True)
         )
+        it = "them" if len(holders) > 1 else "it"
         terminating = [p for p in holders if p.deletion_timestamp]
         # A bare pod (no controller) that is not already Terminating is gone for good once deleted: that
         # removes a workload, which is not a safe fix; a controller's pod is re-created by the controller.
@@ -75,8 +77,15 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
             )
         if managed:
             risk_parts.append(
-                f"{', '.join(managed)} re-creates its pod, which may land on {node} again and take the port "
-                "back, or fit nowhere else; until it runs again the workload has one pod less"
+                (
+                    f"{managed[0]} re-creates its pod, which may land on {node} again and take the port back, "
+                    "or fit nowhere else; until it runs again the workload has one pod less"
+                )
+                if len(managed) == 1
+                else (
+                    f"{' and '.join(managed)} re-create their pods, which may land on {node} again and take "
+                    "the port back, or fit nowhere else; until they run again each workload has one pod less"
+                )
             )
         if terminating:
             risk_parts.append(
@@ -99,11 +108,13 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
                 summary=(
                     f"host port {', '.join(ports)} on {node} is held by {who}: "
                     + (
-                        "force-delete the stuck Terminating pod"
+                        f"force-delete the stuck Terminating pod{'s' if len(holders) > 1 else ''}"
                         if len(terminating) == len(holders)
-                        else "move it to another node or give it another hostPort"
+                        else f"move {it} to another node or give {it} another hostPort"
                     )
-                    + (f" ({others} other node(s) have the same conflict)" if others > 0 else "")
+                    # A clause, not a parenthesis: holders are in parentheses already, and `check` appends
+                    # "(free-port)".
+                    + (f"; {others} other node(s) have the same conflict" if others > 0 else "")
                 ),
                 plugin=n.NODE_PORTS,
                 target=", ".join(p.key for p in holders),

@@ -52,3 +52,60 @@ def test_a_controllers_holder_names_the_owner_to_change(tmp_path: Path) -> None:
         "this workload"
     )
     assert port.rollback == "# a deleted pod is not restored: StatefulSet default/metrics re-creates it"
+
+
+def _node(name: str) -> dict[str, object]:
+    res = {"cpu": "8", "memory": "16Gi", "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": res, "capacity": res, "conditions": [{"type": "Ready", "status": "True"}]},
+    }
+
+
+def _pod(name: str, ports: list[int], node: str = "", owner: str = "") -> dict[str, object]:
+    meta: dict[str, object] = {"name": name, "namespace": "default", "uid": f"u-{name}"}
+    if owner:
+        ref = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": owner, "uid": f"o-{owner}"}
+        meta["ownerReferences"] = [{**ref, "controller": True}]
+    spec: dict[str, object] = {
+        "containers": [
+            {"name": "c", "image": "x", "ports": [{"containerPort": p, "hostPort": p} for p in ports]}
+        ]
+    }
+    if node:
+        spec["nodeName"] = node
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": spec,
+        "status": {"phase": "Running" if node else "Pending"},
+    }
+
+
+def test_many_holders_fix_line_has_one_parenthesis_per_holder_and_plural_words(tmp_path: Path) -> None:
+    """Generated: on each of two nodes three pods (two StatefulSets' and a bare one) hold the three ports the
+    pod wants. The fix names each holder once with its owner, speaks of them in the plural, and the count
+    of other nodes is a clause: `check` appends "(free-port)" after the summary, and "...conflict)
+    (free-port)" read as a doubled parenthesis."""
+    import json
+
+    items = [_node("n1"), _node("n2")]
+    for nd in ("n1", "n2"):
+        items += [
+            _pod(f"a-{nd}", [80], nd, "ss-a"),
+            _pod(f"b-{nd}", [443], nd, "ss-b"),
+            _pod(f"c-{nd}", [8080], nd),
+        ]
+    items.append(_pod("web", [80, 443, 8080]))
+    (tmp_path / "many.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    remedies, _ = remedies_for(str(tmp_path / "many.json"), "default/web")
+    (port,) = by_kind(remedies, "free-port")
+    assert port.summary == (
+        "host port 443/TCP, 80/TCP, 8080/TCP on n1 is held by default/a-n1 (StatefulSet default/ss-a), "
+        "default/b-n1 (StatefulSet default/ss-b), default/c-n1 (no controller): move them to another node or "
+        "give them another hostPort; 1 other node(s) have the same conflict"
+    )
+    assert "StatefulSet default/ss-a and StatefulSet default/ss-b re-create their pods" in port.risk
