@@ -259,6 +259,21 @@ def test_a_daemonset_reports_the_full_node_it_cannot_run_on() -> None:
     assert r.summary == f"2 of 3 targeted node(s) fit; cannot run on node-c: {_FULL_NODE_MSG}"
 
 
+def test_a_daemonset_failure_says_plainly_why_other_nodes_were_not_filtered() -> None:
+    """The DaemonSet controller pins each node's pod to its node; kube-scheduler's PreFilter then skips the
+    others. "node-a, node-b: PreFilter: node(s) didn't satisfy plugin(s) [NodeAffinity]" read as if the
+    DaemonSet failed there."""
+    from kdiagnose.gate.formats.text import failure_text
+
+    r = _one(_gate(_snapshot("cluster-full-node.yaml"), _fixture_workloads("daemonset.manifests.yaml")))
+    lines = failure_text(r).splitlines()
+    assert "  node-a, node-b: PreFilter: node(s) didn't satisfy plugin(s) [NodeAffinity]" not in lines
+    assert (
+        "  node-a, node-b: not this pod's node: the DaemonSet's pod for node-c is pinned to it (node affinity "
+        "on metadata.name), so kube-scheduler skips the other nodes; each node's own pod is checked on its own"
+    ) in lines
+
+
 def test_a_daemonset_skips_nodes_its_controller_does_not_target() -> None:
     extra = """
     apiVersion: v1

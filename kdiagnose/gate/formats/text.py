@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from kdiagnose.report.details import describe_details
+from kdiagnose.report.details import describe_details, short_list
 
 if TYPE_CHECKING:
     from kdiagnose.gate.result import GateResult, WorkloadResult
@@ -56,8 +56,7 @@ def node_causes(pr: PodReport) -> list[str]:
             (node, describe_details(st.details))
         )
     if d.not_evaluated and d.absent is not None:
-        key = (d.absent.plugin or "PreFilter", tuple(d.absent.reasons))
-        groups.setdefault(key, []).extend((n, "") for n in d.not_evaluated)
+        groups.setdefault(("", (_not_candidates(pr),)), []).extend((n, "") for n in d.not_evaluated)
     lines = []
     for (plugin, reasons), nodes in groups.items():
         names = [n for n, _ in nodes]
@@ -73,6 +72,24 @@ def node_causes(pr: PodReport) -> list[str]:
             f"preemption: nominated node {d.preemption.nominated_node}, evicting {victims or 'nothing'}"
         )
     return lines
+
+
+def _not_candidates(pr: PodReport) -> str:
+    """Why the nodes a PreFilterResult left out were never filtered, in words: "PreFilter: node(s) didn't
+    satisfy plugin(s) [NodeAffinity]" next to a DaemonSet read as if the DaemonSet failed on those nodes,
+    when its controller pins each node's pod to that node (ReplaceDaemonSetPodNodeNameNodeAffinity,
+    pkg/controller/daemon/util) and kube-scheduler's PreFilter then skips every other node."""
+    d = pr.diagnosis
+    pinned = d.prefilter_node_names or []
+    owner = d.pod.controller_ref() or {}
+    if owner.get("kind") == "DaemonSet" and len(pinned) == 1:
+        return (
+            f"not this pod's node: the DaemonSet's pod for {pinned[0]} is pinned to it (node affinity on "
+            "metadata.name), so kube-scheduler skips the other nodes; each node's own pod is checked on its own"
+        )
+    reasons = "; ".join(d.absent.reasons) if d.absent is not None else ""
+    only = f": only {short_list(pinned, 5)} can be chosen" if pinned else ""
+    return f"skipped at PreFilter{only} ({reasons})" if reasons else f"skipped at PreFilter{only}"
 
 
 def failure_text(r: WorkloadResult) -> str:
