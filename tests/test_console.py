@@ -511,3 +511,31 @@ def test_postfilter_notes_are_report_descriptions_not_replay_text() -> None:
     assert note.startswith('"still not schedulable" is DynamicResources\' PostFilter: it found no allocated')
     source = Path(runner.__file__).read_text()
     assert "still not schedulable" not in source and "preemption was not tried" not in source
+
+
+def test_dra_no_new_claims_to_deallocate_is_explained_from_v134_to_v136() -> None:
+    """v1.34 to v1.36 DynamicResources' PostFilter answers "no new claims to deallocate" for a pod with no
+    ResourceClaim (dynamicresources.go: state.claims is empty): in every such message, and no cause."""
+    from pathlib import Path
+
+    from kdiagnose.load.dump import load_snapshot
+    from kdiagnose.pipeline import diagnose_snapshot
+    from kdiagnose.report.console import RenderOptions, render_text
+    from kdiagnose.versions import dialect_for
+
+    fixture = (
+        Path(__file__).resolve().parent.parent / "fixtures" / "golden" / "hostports-same-port-conflict.yaml"
+    )
+    for version, explained in (("v1.34.12", True), ("v1.36.0", True), ("v1.37.2", False)):
+        snap, _ = load_snapshot([str(fixture)], dialect_for(version))
+        report = diagnose_snapshot(snap)
+        (pr,) = report.pods
+        assert ("no new claims to deallocate" in (pr.diagnosis.message or "")) is explained, version
+        notes = [
+            n for n in pr.diagnosis.notes if n.startswith('"no new claims to deallocate" is DynamicResources')
+        ]
+        assert len(notes) == int(explained), version
+        if explained:
+            assert "the pod uses no ResourceClaim" in notes[0] and "It is not an error" in notes[0]
+            flat = " ".join(render_text(report, RenderOptions(color=False, width=80)).split())
+            assert '"no new claims to deallocate" is DynamicResources\' PostFilter: the pod uses no' in flat

@@ -277,6 +277,14 @@ def postfilter_notes(d: Diagnosis) -> list[str]:
             "ran; PostFilter stops at that error, so preemption was not tried. Nothing is missing from the "
             "cluster: fix the PreFilter rejection"
         ]
+    if "no new claims to deallocate" in post.reasons:
+        # dynamicresources.go PostFilter (v1.34 to v1.36): the pod has no ResourceClaim (state.claims is
+        # empty), so it returns Unschedulable with these words; v1.37 returns no reason.
+        return [
+            '"no new claims to deallocate" is DynamicResources\' PostFilter: the pod uses no ResourceClaim, so '
+            "there is no device allocation it could undo to make room. It is not an error and not a cause: "
+            "kube-scheduler v1.34 to v1.36 add it to every pod that fits no node while DRA is enabled"
+        ]
     if "still not schedulable" in post.reasons:
         return [
             '"still not schedulable" is DynamicResources\' PostFilter: it found no allocated claim of the pod '
