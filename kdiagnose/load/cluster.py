@@ -20,6 +20,7 @@ from typing import Any
 from kdiagnose.errors import ClusterError, UsageError
 from kdiagnose.load.apireader import PAGE_LIMIT, ApiReader, ApiStatusError, describe_status
 from kdiagnose.load.kinds import (
+    ADMISSION_KINDS,
     AUTOSCALER_EVENT_REASONS,
     CA_STATUS_CONFIGMAP,
     DRA_KINDS,
@@ -443,7 +444,7 @@ def fetch_cluster(
         fx.out.warnings.extend(warnings)
         fx.start_list("Node")
         fx.start_list("Pod", field_selector=POD_PHASE_SELECTOR)
-        for kind in (*STORAGE_KINDS, *PREEMPTION_KINDS, *SPREAD_KINDS, "Namespace"):
+        for kind in (*STORAGE_KINDS, *PREEMPTION_KINDS, *SPREAD_KINDS, *ADMISSION_KINDS, "Namespace"):
             fx.start_list(kind)
         if dialect.dra_enabled:
             for kind in DRA_KINDS:

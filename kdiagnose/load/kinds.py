@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 __all__ = [
+    "ADMISSION_KINDS",
     "AUTOSCALER_EVENT_REASONS",
     "CA_STATUS_CONFIGMAP",
     "DRA_KINDS",
@@ -132,6 +133,16 @@ KINDS: dict[str, KindSpec] = {
             False,
             "DynamicResources (device taints from DeviceTaintRules)",
         ),
+        # Admission of the manifests `check` places (load/admission.py): what the API server would add to their
+        # pods. Read by `check --context` only: live pods were admitted already.
+        KindSpec("LimitRange", "v1", "limitranges", True, "LimitRange defaults of the checked manifests"),
+        KindSpec(
+            "RuntimeClass",
+            "node.k8s.io/v1",
+            "runtimeclasses",
+            False,
+            "RuntimeClass overhead and node scheduling of the checked manifests",
+        ),
         # The autoscalers' own state (kdiagnose.autoscaler): scale-up advice and the CI gate's scale-up policy.
         KindSpec("ConfigMap", "v1", "configmaps", True, "cluster-autoscaler status"),
         KindSpec("NodePool", "karpenter.sh/v1", "nodepools", False, "Karpenter NodePools (scale-up advice)"),
@@ -174,6 +185,7 @@ STORAGE_KINDS = (
 )
 PREEMPTION_KINDS = ("PriorityClass", "PodDisruptionBudget")
 SPREAD_KINDS = ("Service", "ReplicationController", "ReplicaSet", "StatefulSet")
+ADMISSION_KINDS = ("LimitRange", "RuntimeClass")
 DRA_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceClass")
 
 
