@@ -196,6 +196,8 @@ def _plain_batches(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(scorer, "score_many", Plugin.score_many)
     # What-if replays node by node (run_filters_with_nominated per node) instead of plugin-major.
     monkeypatch.setattr(whatif, "BATCH_FILTERS", False)
+    # Relaxation what-ifs filter every node again (no verdict kept from the diagnosis).
+    monkeypatch.setattr(whatif, "FAST_WHATIFS", False)
     # Every scale-up builds its own copy with the pool's first simulated node (no copy kept per pool).
     monkeypatch.setattr(scale_pool, "_first_node", _fresh_first_node)
 
@@ -462,3 +464,42 @@ def test_batch_what_if_replay_equals_the_node_by_node_replay(
                 assert fast.feasible == plain.feasible and fast.prefilter == plain.prefilter
                 rejected += sum(1 for v in plain.verdicts.values() if not v.ok)
     assert rejected > 1000
+
+
+@pytest.mark.parametrize("seed", (*SEEDS, 4, 5))
+def test_relaxation_what_ifs_equal_the_full_replay(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every relax-affinity what-if (whatif._refilter: only the plugins reading the relaxed rule re-run on
+    the diagnosis's verdicts) gives the verdicts, in node order, that filtering every node again gives."""
+    from kdiagnose.remedies.engine import compute_remedies
+    from kdiagnose.scheduler.engine import Scheduler
+    from kdiagnose.scheduler.framework import Code
+    from kdiagnose.scheduler.profiles import default_profile
+
+    plain = whatif.filter_replay
+    calls = {"fast": 0, "changed": 0, "feasible": 0}
+
+    def both(snapshot: Any, scheduler: Any, pod: Any, nodes: Any = None, since: Any = None) -> Any:
+        got = plain(snapshot, scheduler, pod, nodes, since)
+        if since is not None:
+            monkeypatch.setattr(whatif, "FAST_WHATIFS", False)
+            want = plain(snapshot, scheduler, pod, nodes)
+            monkeypatch.setattr(whatif, "FAST_WHATIFS", True)
+            assert list(got.verdicts.items()) == list(want.verdicts.items())
+            assert got.feasible == want.feasible and got.prefilter == want.prefilter
+            calls["fast"] += 1
+            base = since[0].verdicts
+            calls["changed"] += sum(1 for k, v in want.verdicts.items() if base.get(k) != v)
+            calls["feasible"] += len(want.feasible)
+        return got
+
+    monkeypatch.setattr(whatif, "filter_replay", both)
+    snap = varied_snapshot(nodes=40, pods_per_node=30, pending=60, seed=seed)
+    scheduler = Scheduler(snap, [default_profile(snap.dialect)])
+    for pod in snap.pending:
+        d = scheduler.diagnose(pod)
+        if d.feasible or pod.raw is None or not d.verdicts:
+            continue
+        assert all(s.code is not Code.SUCCESS for s in d.verdicts.values())
+        compute_remedies(snap, scheduler, d)
+    # The what-ifs ran, and relaxed verdicts differ from the diagnosis's (the test is not vacuous).
+    assert calls["fast"] >= 3 and calls["changed"] > 0

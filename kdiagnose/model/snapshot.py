@@ -134,6 +134,18 @@ class NodeInfo:
         return f"NodeInfo({self.name}, pods={len(self.pods)})"
 
 
+def _without(pods: list[Pod], old: Pod) -> list[Pod]:
+    """A copy of `pods` without `old` (every occurrence), as `[p for p in pods if p is not old]`."""
+    out = list(pods)
+    i = 0
+    while True:
+        try:
+            i = out.index(old, i)
+        except ValueError:
+            return out
+        del out[i]
+
+
 class Snapshot:
     """One immutable view of the cluster for a replay; plugins read it, never write it.
 
@@ -362,9 +374,10 @@ class Snapshot:
             new.pods = [p for p in self.pods if id(p) not in removed and p is not old]
             new.pending = [p for p in self.pending if id(p) not in removed and p is not old]
         elif old is not None:
-            # Only a pod swapped (a remedy's modified pod): an identity test per pod, no id() lookups.
-            new.pods = [p for p in self.pods if p is not old]
-            new.pending = [p for p in self.pending if p is not old]
+            # Only a pod swapped (a remedy's modified pod): a C-level copy and index (Pod has no __eq__, so
+            # list.index compares identity), not a Python-level test per pod (150,000 on c5k, per what-if).
+            new.pods = _without(self.pods, old)
+            new.pending = _without(self.pending, old)
         else:
             new.pods = list(self.pods)
             new.pending = list(self.pending)

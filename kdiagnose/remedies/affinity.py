@@ -75,12 +75,24 @@ class _Candidate:
         fragment: Callable[[Obj], Obj],
         blocks: str,
         risk: str = _CAVEAT,
+        changed: frozenset[str] = frozenset(),
     ) -> None:
         self.label = label
         self.mutate = mutate
         self.fragment = fragment
         self.blocks = blocks
         self.risk = risk  # every relaxation is risky (remedies/safety.py): this says how
+        # The Filter plugins that read what `mutate` changes (the what-if re-runs only them, whatif._refilter).
+        self.changed = changed
+
+
+# Who reads what a relaxation changes: the pod's nodeSelector and required node affinity are read by
+# NodeAffinity and by PodTopologySpread (nodeAffinityPolicy Honor, podtopologyspread/common.go: which nodes
+# count and are filtered); its required pod (anti-)affinity terms by InterPodAffinity only (its preferred
+# terms by scoring only); its topology spread constraints by PodTopologySpread only.
+_NODE_RULE = frozenset({n.NODE_AFFINITY, n.POD_TOPOLOGY_SPREAD})
+_POD_RULE = frozenset({n.INTER_POD_AFFINITY})
+_SPREAD_RULE = frozenset({n.POD_TOPOLOGY_SPREAD})
 
 
 def _node_selector_candidates(
@@ -126,6 +138,7 @@ def _node_selector_candidates(
                     fragment,
                     f"{what} rejects {', '.join(blocks[what][:3])}",
                     cls.why,
+                    _NODE_RULE,
                 )
             ]
         )
@@ -194,6 +207,7 @@ def _node_affinity_candidates(
                     fragment1,
                     text,
                     fail_risk or _CAVEAT,
+                    _NODE_RULE,
                 )
             )
     identity = sorted(k for k in _term_keys(terms) if safety.classify_label(k).safety == safety.NEVER)
@@ -223,6 +237,7 @@ def _node_affinity_candidates(
             fragment2,
             text,
             whole_risk or _CAVEAT,
+            _NODE_RULE,
         )
     )
     return [cands]
@@ -276,7 +291,16 @@ def _pod_affinity_candidates(ctx: Context) -> list[list[_Candidate]]:
                 else f"the pod may run away from the pods it was meant to sit beside ({tk}): latency, traffic cost"
             )
             out.append(
-                [_Candidate(label, mutate, fragment, f"the {kind} term rejects {', '.join(nodes[:3])}", risk)]
+                [
+                    _Candidate(
+                        label,
+                        mutate,
+                        fragment,
+                        f"the {kind} term rejects {', '.join(nodes[:3])}",
+                        risk,
+                        _POD_RULE,
+                    )
+                ]
             )
     return out
 
@@ -315,7 +339,12 @@ def _spread_candidates(ctx: Context) -> list[list[_Candidate]]:
         out.append(
             [
                 _Candidate(
-                    label, mutate, fragment, f"the spread constraint rejects {', '.join(failing[:3])}", risk
+                    label,
+                    mutate,
+                    fragment,
+                    f"the spread constraint rejects {', '.join(failing[:3])}",
+                    risk,
+                    _SPREAD_RULE,
                 )
             ]
         )
@@ -358,7 +387,7 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
             pod = ctx.modified_pod(cand.mutate)
             if pod is None:
                 break
-            r = ctx.replay_modified(pod)
+            r = ctx.replay_modified(pod, changed=cand.changed or None)
             if not r.schedules:
                 blocked = [s for s in r.verdicts.values() if not s.ok]
                 worst = max(

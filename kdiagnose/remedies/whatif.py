@@ -24,8 +24,8 @@ from kdiagnose.model.snapshot import NodeInfo, Snapshot
 from kdiagnose.scheduler.describe import describe_details
 from kdiagnose.scheduler.diagnosis import Diagnosis
 from kdiagnose.scheduler.engine import Scheduler
-from kdiagnose.scheduler.framework import Code, CycleState, Status
-from kdiagnose.scheduler.runner import Framework
+from kdiagnose.scheduler.framework import SUCCESS, Code, CycleState, Status
+from kdiagnose.scheduler.runner import _SKIP_KEY, Framework
 
 __all__ = [
     "Context",
@@ -350,6 +350,9 @@ def _drop_requests_equal_to_limits(res: Obj) -> None:
 
 # What-if replays filter plugin-major (tests/test_fast_paths.py turns it off to compare with the plain path).
 BATCH_FILTERS = True
+# What-ifs that change what a few Filter plugins read re-run only those on the diagnosis's verdicts
+# (`_refilter`; tests/test_fast_paths.py turns it off to compare with the full replay).
+FAST_WHATIFS = True
 
 
 @dataclass(slots=True)
@@ -366,9 +369,17 @@ class Replay:
 
 
 def filter_replay(
-    snapshot: Snapshot, scheduler: Scheduler, pod: Pod, nodes: Iterable[str] | None = None
+    snapshot: Snapshot,
+    scheduler: Scheduler,
+    pod: Pod,
+    nodes: Iterable[str] | None = None,
+    since: tuple[Diagnosis, frozenset[str]] | None = None,
 ) -> Replay:
-    """PreFilter on the whole snapshot, Filter on `nodes` (default: all), with the pod's profile."""
+    """PreFilter on the whole snapshot, Filter on `nodes` (default: all), with the pod's profile.
+
+    `since=(diagnosis, changed)`: `pod` differs from the diagnosed pod only in what the Filter plugins named
+    in `changed` read, and `snapshot` from the diagnosed one only by that swap; then a node's Filter verdict
+    can only change through those plugins (`_refilter`), the others' verdicts are the diagnosis's."""
     profile = next((p for p in scheduler.profiles if p.scheduler_name == pod.scheduler_name), None)
     if profile is None:
         return Replay({}, [], Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("no profile",)))
@@ -379,6 +390,10 @@ def filter_replay(
     names = list(nodes) if nodes is not None else [ni.name for ni in snapshot.node_infos]
     if not status.ok:
         return Replay(dict.fromkeys(names, status), [], status)
+    if since is not None and nodes is None and result.node_names is None and FAST_WHATIFS:
+        got = _refilter(fw, state, pod, since[0], since[1], names)
+        if got is not None:
+            return Replay(got, [x for x, st in got.items() if st.code is Code.SUCCESS])
     verdicts: dict[str, Status] = {}
     feasible: list[str] = []
     allowed = result.node_names
@@ -413,6 +428,91 @@ def filter_replay(
         if s.ok:
             feasible.append(name)
     return Replay(verdicts, feasible)
+
+
+def _refilter(
+    fw: Framework, state: CycleState, pod: Pod, base: Diagnosis, changed: frozenset[str], names: list[str]
+) -> dict[str, Status] | None:
+    """Every node's Filter verdict for a pod that differs from `base.pod` only in what the plugins in
+    `changed` read, or None when the diagnosis cannot serve as the base (then the caller filters every node).
+
+    A node the diagnosis rejected at plugin P (Framework._filter_nodes: the first failing Filter in profile
+    order) passed every plugin before P. In the what-if the plugins outside `changed` see the same pod fields
+    and the same nodes, so they give the same verdicts (Filter plugins are pure, the premise of the replay's
+    plugin-major path): before P only the changed plugins need to run; if P itself is unchanged, P rejects the
+    node again with the same Status, else every plugin from P on runs. The first failure is the verdict, as in
+    the plain path; a node every plugin passes is feasible."""
+    if (
+        base.prefilter is not None
+        or base.preenqueue is not None
+        or base.prefilter_node_names is not None
+        or base.nominated_node_used
+        or pod.nominated_node_name
+        or base.pod.nominated_node_name
+        or base.profile != pod.scheduler_name
+        or fw.has_nominated_pods(pod)
+        or list(base.verdicts) != names
+    ):
+        return None
+    skipped: set[str] = state.read(_SKIP_KEY) or set()
+    plugins = fw.filter_plugins
+    index = {pl.name: i for i, pl in enumerate(plugins)}
+    by_name = fw.snapshot.node_info_by_name
+    # The diagnosis rejected a node at plugin k (a Status in `stands`: k unchanged, it rejects the node again
+    # unless a changed plugin before it does; in `waiting`: k changed, every plugin from k on runs again).
+    stands: dict[str, NodeInfo] = {}
+    stands_at: dict[int, list[tuple[str, Status]]] = {}
+    waiting: dict[str, NodeInfo] = {}
+    waiting_at: dict[int, list[str]] = {}
+    for name, st in base.verdicts.items():
+        ni = by_name.get(name)
+        if ni is None or st.code is Code.ERROR:
+            return None
+        if st.code is Code.SUCCESS:
+            stands[name] = ni  # passed every plugin: only the changed ones run again
+            continue
+        k = index.get(st.plugin or "", -1)
+        if k < 0:
+            return None
+        if plugins[k].name in changed:
+            waiting[name] = ni
+            waiting_at.setdefault(k, []).append(name)
+        else:
+            stands[name] = ni
+            stands_at.setdefault(k, []).append((name, st))
+    rerun: dict[str, NodeInfo] = {}  # nodes in `waiting` whose plugin k is reached: every plugin runs
+    out: dict[str, Status] = {}
+    for i, pl in enumerate(plugins):
+        for name in waiting_at.get(i, ()):
+            if name in waiting:
+                rerun[name] = waiting.pop(name)
+        run = pl.name not in skipped
+        for name, st in stands_at.get(i, ()):
+            if name in stands:
+                if not run:
+                    return None  # an unchanged plugin that ran in the diagnosis is skipped: not the premise
+                del stands[name]
+                out[name] = st  # plugin k is unchanged: it rejects the node as in the diagnosis
+        if not run:
+            continue
+        if pl.name in changed:
+            batch = [*stands.items(), *waiting.items(), *rerun.items()]
+        elif rerun:
+            batch = list(rerun.items())
+        else:
+            continue
+        if not batch:
+            continue
+        wrapped: dict[int, Status] = {}
+        for (name, _), st in zip(batch, pl.filter_many(state, pod, [ni for _, ni in batch]), strict=True):
+            if st.code is Code.SUCCESS:
+                continue
+            w = wrapped.get(id(st))
+            if w is None:
+                w = wrapped[id(st)] = fw._rejection(pl, st)
+            out[name] = w
+            stands.pop(name, None) or waiting.pop(name, None) or rerun.pop(name, None)
+    return {name: out.get(name, SUCCESS) for name in names}
 
 
 def with_bound(snapshot: Snapshot, binds: Sequence[tuple[Pod, str]]) -> Snapshot:
@@ -488,8 +588,15 @@ class Context:
         self.replays += 1
         return filter_replay(snapshot or self.snapshot, self.scheduler, pod or self.pod, nodes)
 
-    def replay_modified(self, pod: Pod, nodes: Iterable[str] | None = None) -> Replay:
-        """Replay a modified copy of the pending pod in place of the original."""
+    def replay_modified(
+        self, pod: Pod, nodes: Iterable[str] | None = None, changed: frozenset[str] | None = None
+    ) -> Replay:
+        """Replay a modified copy of the pending pod in place of the original. `changed`: the only Filter
+        plugins that read what the modification changed (their verdicts are re-run on the diagnosis's)."""
+        if changed is not None and nodes is None:
+            self.replays += 1
+            snap = self.snapshot.derive(replace_pod=(self.pod, pod))
+            return filter_replay(snap, self.scheduler, pod, since=(self.d, changed))
         return self.replay(self.snapshot.derive(replace_pod=(self.pod, pod)), pod, nodes)
 
     def modified_pod(self, mutate: Callable[[Obj], None]) -> Pod | None:
