@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kdiagnose.model.objects import Taint
+from kdiagnose.model.objects import Node, Taint
 from kdiagnose.remedies import safety
 from kdiagnose.remedies.whatif import Context, describe_status
 from kdiagnose.results import RISKY, SAFE, Remedy
@@ -34,18 +34,32 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
     groups: dict[tuple[Taint, ...], list[str]] = {}
     skipped: dict[str, list[str]] = {}
     pod_tols = ctx.pod.tolerations
+    # Thousands of nodes carry a handful of distinct taints: each judged once. A taint's class depends on
+    # the node only through whether the node offers a resource named like the taint (safety.classify_taint).
+    untolerated: dict[Taint, bool] = {}
+    judged_as: dict[tuple[Taint, bool], safety.TaintClass] = {}
+
+    def blocks(t: Taint) -> bool:
+        hit = untolerated.get(t)
+        if hit is None:
+            hit = untolerated[t] = t.effect in _FILTERED_EFFECTS and not any(
+                tol.tolerates(t) for tol in pod_tols
+            )
+        return hit
+
+    def judged(t: Taint, node: Node) -> safety.TaintClass:
+        key = (t, t.key in node.allocatable)
+        c = judged_as.get(key)
+        if c is None:
+            c = judged_as[key] = safety.classify_taint(t, ctx.pod, node)
+        return c
+
     for name in ctx.nodes_failing(n.TAINT_TOLERATION):
         node = ctx.snapshot.node_info_by_name[name].node
-        taints = tuple(
-            t
-            for t in node.taints
-            if t.effect in _FILTERED_EFFECTS and not any(tol.tolerates(t) for tol in pod_tols)
-        )
+        taints = tuple(t for t in node.taints if blocks(t))
         if not taints:
             continue
-        never = [
-            (t, c) for t in taints if (c := safety.classify_taint(t, ctx.pod, node)).safety == safety.NEVER
-        ]
+        never = [(t, c) for t in taints if (c := judged(t, node)).safety == safety.NEVER]
         if never:
             t, c = never[0]
             skipped.setdefault(f"{t}\x00{c.why}", []).append(name)

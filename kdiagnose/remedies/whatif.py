@@ -579,6 +579,7 @@ class Context:
         self.replays = 0
         self._base: Obj | None = None
         self._failing: dict[tuple[str, ...], list[str]] = {}
+        self._by_plugin: dict[str, list[str]] | None = None
 
     # ---- replays
 
@@ -616,9 +617,20 @@ class Context:
         # Asked by several remedy kinds over the same verdicts (5,000 nodes each time): once per set.
         hit = self._failing.get(plugins)
         if hit is None:
-            hit = self._failing[plugins] = [
-                n for n, s in self.d.verdicts.items() if s.code != Code.SUCCESS and s.plugin in plugins
-            ]
+            if self._by_plugin is None:
+                # One pass over the verdicts for every plugin asked (each kind asks for its own).
+                by: dict[str, list[str]] = {}
+                for name, s in self.d.verdicts.items():
+                    if s.code != Code.SUCCESS:
+                        by.setdefault(s.plugin, []).append(name)
+                self._by_plugin = by
+            if len(plugins) == 1:
+                hit = self._by_plugin.get(plugins[0], [])
+            else:
+                hit = [
+                    n for n, s in self.d.verdicts.items() if s.code != Code.SUCCESS and s.plugin in plugins
+                ]
+            self._failing[plugins] = hit
         return list(hit)
 
     # ---- patches
