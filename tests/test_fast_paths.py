@@ -467,9 +467,12 @@ def test_batch_what_if_replay_equals_the_node_by_node_replay(
 
 
 @pytest.mark.parametrize("seed", (*SEEDS, 4, 5))
-def test_relaxation_what_ifs_equal_the_full_replay(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every relax-affinity what-if (whatif._refilter: only the plugins reading the relaxed rule re-run on
-    the diagnosis's verdicts) gives the verdicts, in node order, that filtering every node again gives."""
+def test_what_ifs_on_the_diagnosis_verdicts_equal_the_full_replay(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every what-if that names the plugins its change can affect (relax-affinity, right-size; whatif._refilter:
+    only those plugins re-run on the diagnosis's verdicts) gives the verdicts, in node order, that filtering
+    every node again gives."""
     from kdiagnose.remedies.engine import compute_remedies
     from kdiagnose.scheduler.engine import Scheduler
     from kdiagnose.scheduler.framework import Code

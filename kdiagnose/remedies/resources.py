@@ -59,6 +59,12 @@ def _caps(ctx: Context) -> list[tuple[dict[str, int], str]]:
     return out
 
 
+# The Filter plugins that read a pod's requests (what `_cut` lowers): NodeResourcesFit, DynamicResources
+# (extended resources backed by DRA devices, plugins/dynamicresources/extended.go) and NodeDeclaredFeatures
+# (per-container features); the what-if re-runs only them on the diagnosis's verdicts (whatif._refilter).
+_READS_REQUESTS = frozenset({n.NODE_RESOURCES_FIT, n.DYNAMIC_RESOURCES, n.NODE_DECLARED_FEATURES})
+
+
 def _cut(ctx: Context, obj: Obj, caps: dict[str, int]) -> list[tuple[str, str, int]]:
     """Lower container requests in `obj` so the pod's effective request per resource is <= cap; returns
     (container, resource, new request) for the patch. The largest container request is cut first."""
@@ -204,7 +210,7 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
         notes.append(f"right-size: not suggested: {refused}")
         return [], notes
     targets = [name for c, name in caps if all(c.get(r, 0) >= v for r, v in cap.items())]
-    r = ctx.replay_modified(pod)
+    r = ctx.replay_modified(pod, changed=_READS_REQUESTS)
     if not r.schedules:
         notes.append(
             f"right-size: requests of {', '.join(format_quantity(k, v) + ' ' + k for k, v in cap.items())} would "
