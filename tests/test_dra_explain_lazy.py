@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pickle
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,3 +67,52 @@ def test_lazy_details_read_compare_and_pickle_as_the_tuple() -> None:
     assert list(lazy) == [{"a": 1}, {"b": 2}] and len(lazy) == 2 and lazy[1] == {"b": 2}
     assert pickle.loads(pickle.dumps(lazy)) == ({"a": 1}, {"b": 2})
     assert made == [1]
+
+
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_a_selector_the_explanation_cannot_evaluate_is_noted(nodes: int) -> None:
+    """The explanation (report-only) reads every request's selectors, also those allocate() never reached:
+    one beyond the CEL subset is read as not matching ("no device on the node matches"), and the report must
+    say it was not evaluated, whatever the node count and order. Compared with the eager explanation: every
+    expression it records as unsupported is among the diagnosis's notes."""
+    from kdiagnose.model.snapshot import Snapshot
+    from kdiagnose.report.details import describe_details
+    from kdiagnose.scheduler.plugins.dynamicresources.allocator import dra_index, parse_claim_requests
+    from tests.plugins.test_dynamic_resources import GPU_CLASS, claim, exact, gpu, mk_node, mk_pod, rslice
+
+    dialect = dialect_for("v1.34.1")
+    names = [f"n{i}" for i in range(1, nodes + 1)]
+    first = claim("a", [exact(name="big", count=2)])
+    second = claim("b", [exact(name="odd", sel="device.attributes.map(d, d)")])
+    objs = [
+        GPU_CLASS,
+        *(rslice(f"s-{n}", [gpu(f"gpu-{n}")], node=n) for n in names),
+        # The first claim fails on every node (one GPU each), so allocate() never reads the second's selector.
+        first,
+        second,
+    ]
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    for o in objs:
+        by_kind.setdefault(str(o["kind"]), []).append(o)
+    present = {"DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate"}
+    snap = Snapshot(dialect, [mk_node(n) for n in names], [], by_kind, present)
+    pod = mk_pod(claims=[{"name": "a", "resourceClaimName": "a"}, {"name": "b", "resourceClaimName": "b"}])
+    d = Scheduler(snap).diagnose(pod)
+    assert not d.feasible and set(d.verdicts) == set(names)
+
+    # The slow path: the explanation computed eagerly, node by node, on a fresh allocator.
+    claims = [
+        parse_claim_requests("default/a", first["spec"]),
+        parse_claim_requests("default/b", second["spec"]),
+    ]
+    eager = Allocator(dra_index(snap), claims)
+    for name in names:
+        node = snap.node_info_by_name[name].node
+        want = tuple(eager.explain(node))
+        assert tuple(d.verdicts[name].details)[1:] == want
+        assert "request odd needs 1 device(s): no device on the node matches" in describe_details(
+            d.verdicts[name].details
+        )
+    assert eager.unsupported  # the eager explanation did read the selector as not matching
+    for expr, why in eager.unsupported.items():
+        assert f"not evaluated: CEL selector {expr!r} {why}; treated as not matching" in d.notes

@@ -811,11 +811,39 @@ class Allocator:
         self.available_counters: dict[tuple[str, str], _Counters] = {}
         # The Filter's timeout has certainly expired when the search starts (see the plugin).
         self.timed_out = False
+        self._explain_unsupported: bool | None = None  # explain_reads_unsupported(), once computed
 
     def allocate(self, node: Node) -> list[list[str]] | None:
         """The request reference ("req" or "req/sub") of every allocated device, per claim; None when the
         claims do not fit the node. Raises AllocationError (Filter Error) or FailedOnNode (v1.35)."""
         return _Run(self, node).run()
+
+    def explain_reads_unsupported(self) -> bool:
+        """Whether explain() may read a selector beyond the CEL subset (a request's own or its DeviceClass's,
+        CelUnsupported or CelOverBudget when compiled): it then records the expression in `unsupported`, as
+        allocate() does, and the report's words rest on a selector read as not matching. Once per allocator
+        (compile_expression is cached per expression)."""
+        if self._explain_unsupported is None:
+            found = False
+            for claim in self.claims:
+                for req in claim.requests:
+                    for sub in req if isinstance(req, list) else [req]:
+                        klass = self.index.classes.get(sub.class_name)
+                        if klass is None:
+                            continue  # explain() skips the request
+                        exprs = [
+                            _d(_d(sel).get("cel")).get("expression")
+                            for sel in _l(_d(klass.get("spec")).get("selectors"))
+                        ] + [_d(sel.get("cel")).get("expression") for sel in sub.selectors]
+                        for expr in exprs:
+                            try:
+                                compile_expression(str(expr or ""), self.index.cel_fields)
+                            except CelUnsupported:  # CelOverBudget too
+                                found = True
+                            except CelCompileError:
+                                pass  # an Error verdict of its own, never an explanation
+            self._explain_unsupported = found
+        return self._explain_unsupported
 
     def explain(self, node: Node) -> list[Obj]:
         """Why the claims do not fit `node`, per request, for the report (never a verdict: allocate()

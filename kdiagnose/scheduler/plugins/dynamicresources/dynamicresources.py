@@ -247,6 +247,14 @@ class _ClaimError(Exception):
     """foreachPodResourceClaim's error: the pod cannot be scheduled until its claims exist."""
 
 
+def _note_unsupported(state: CycleState, allocator: Allocator) -> None:
+    """The selectors the allocator (allocate or explain) read as not matching because the CEL subset cannot
+    evaluate them, as honesty notes."""
+    for expr, why in sorted(allocator.unsupported.items()):
+        shown = expr if len(expr) <= 200 else expr[:200] + "..."
+        add_note(state, f"not evaluated: CEL selector {shown!r} {why}; treated as not matching")
+
+
 class DynamicResources(Plugin):
     name = names.DYNAMIC_RESOURCES
 
@@ -486,18 +494,20 @@ class DynamicResources(Plugin):
             except FailedOnNode as e:
                 return Status.unresolvable(str(e))
             finally:
-                for expr, why in sorted(allocator.unsupported.items()):
-                    shown = expr if len(expr) <= 200 else expr[:200] + "..."
-                    add_note(state, f"not evaluated: CEL selector {shown!r} {why}; treated as not matching")
+                _note_unsupported(state, allocator)
             if results is None:
                 # The requests the node cannot cover, for the report (the message stays upstream's): computed
                 # only when read, as the Filter runs for every node (and again in preemption).
+                head = ({"claims": [s.claims[i].key for i in s.to_allocate]},)
+                if allocator.explain_reads_unsupported():
+                    # The explanation would read a selector beyond the CEL subset as not matching: computed
+                    # now, so the note saying so is among the cycle's notes (collected when the cycle ends,
+                    # before any report reads the details). Rare; the other pods keep the lazy path.
+                    details = (*head, *allocator.explain(node))
+                    _note_unsupported(state, allocator)
+                    return Status.unresolvable(ERR_CANNOT_ALLOCATE, details=details)
                 return Status.unresolvable(
-                    ERR_CANNOT_ALLOCATE,
-                    details=LazyDetails(
-                        ({"claims": [s.claims[i].key for i in s.to_allocate]},),
-                        partial(allocator.explain, node),
-                    ),
+                    ERR_CANNOT_ALLOCATE, details=LazyDetails(head, partial(allocator.explain, node))
                 )
         if unavailable:
             s.unavailable.update(unavailable)
