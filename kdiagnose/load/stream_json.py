@@ -353,63 +353,47 @@ def decode_range(
     the first item's `{`. The ranges of one file partition its items: an item belongs to the range its
     opening brace is in, and a range ends at the first separator whose `{` is at or past hi. `spare`: a pool
     of window buffers kept across the calls of one process (the buffer is put back when the range is
-    decoded)."""
-    windows: list[_Window] = []
+    decoded, also when it ends in _Fallback)."""
+    w: _Window | None = None
     try:
-        return _decode_range(f, source, typed, lo, hi, first, table, spare, windows)
-    finally:
-        if spare is not None and windows and len(windows[0].buf) == 2 * BLOCK_SIZE:
-            spare.append(windows[0].buf)
-
-
-def _decode_range(
-    f: BinaryIO,
-    source: str,
-    typed: tuple[str, str] | None,
-    lo: int,
-    hi: int,
-    first: bool,
-    table: TemplateTable | None,
-    spare: list[bytearray] | None,
-    windows: list[_Window],
-) -> tuple[list[RawObject], int | None]:
-    width = len(_SEP) - 1  # a separator's bytes before the next item's `{`
-    table = table if table is not None else TemplateTable()
-    origin = _origin(f)
-    if first:
-        f.seek(lo - 1)
-        w = _Window(f, lo - 1, spare)
-        windows.append(w)
-        pos = 1
-    else:
-        f.seek(lo - width)
-        w = _Window(f, lo - width, spare)
-        windows.append(w)
-        while (k := w.buf.find(_SEP, 0, w.n)) < 0:
-            if not w.advance(max(0, w.n - width)):
-                return [], None  # no item starts here: the range before reads up to the end
-        pos = k + width
-        if w.base + pos >= hi:
-            return [], None
-    objects: list[RawObject] = []
-    while True:
-        buf = w.buf
-        k = buf.find(_SEP, max(pos, hi - w.base - width), w.n)
-        if k >= 0:
-            objects.extend(_batch(buf, pos, k + _CLOSE, source, table, typed, True, origin, w.base))
-            return objects, None
-        cut = buf.rfind(_SEP, pos, w.n)
-        if cut >= 0:
-            objects.extend(_batch(buf, pos, cut + _CLOSE, source, table, typed, True, origin, w.base))
-            pos = cut + width
-        if not w.advance(pos - 1):
+        width = len(_SEP) - 1  # a separator's bytes before the next item's `{`
+        table = table if table is not None else TemplateTable()
+        origin = _origin(f)
+        if first:
+            f.seek(lo - 1)
+            w = _Window(f, lo - 1, spare)
+            pos = 1
+        else:
+            f.seek(lo - width)
+            w = _Window(f, lo - width, spare)
+            while (k := w.buf.find(_SEP, 0, w.n)) < 0:
+                if not w.advance(max(0, w.n - width)):
+                    return [], None  # no item starts here: the range before reads up to the end
+            pos = k + width
+            if w.base + pos >= hi:
+                return [], None
+        objects: list[RawObject] = []
+        while True:
             buf = w.buf
-            end = buf.find(_END, 1, w.n)
-            if end < 0:
-                raise _Fallback
-            objects.extend(_batch(buf, 1, end + _CLOSE, source, table, typed, True, origin, w.base))
-            return objects, w.base + end + len(_END)
-        pos = 1
+            k = buf.find(_SEP, max(pos, hi - w.base - width), w.n)
+            if k >= 0:
+                objects.extend(_batch(buf, pos, k + _CLOSE, source, table, typed, True, origin, w.base))
+                return objects, None
+            cut = buf.rfind(_SEP, pos, w.n)
+            if cut >= 0:
+                objects.extend(_batch(buf, pos, cut + _CLOSE, source, table, typed, True, origin, w.base))
+                pos = cut + width
+            if not w.advance(pos - 1):
+                buf = w.buf
+                end = buf.find(_END, 1, w.n)
+                if end < 0:
+                    raise _Fallback
+                objects.extend(_batch(buf, 1, end + _CLOSE, source, table, typed, True, origin, w.base))
+                return objects, w.base + end + len(_END)
+            pos = 1
+    finally:
+        if spare is not None and w is not None and len(w.buf) == 2 * BLOCK_SIZE:
+            spare.append(w.buf)
 
 
 def load_json_list(path: Path | BinaryIO, source: str, result: LoadResult) -> bool:
