@@ -88,12 +88,19 @@ def _one(d: dict[str, Any]) -> str:
     if "nodeName" in d:
         parts.append(f"pod is pinned to node {d.pop('nodeName')}")
     if "port" in d:
-        text = f"host port {d.pop('port')}"
-        if "usedBy" in d:
-            text += f" used by {d.pop('usedBy')}"
-            used_as = d.pop("usedAs", None)
-            if used_as:
-                text += f" ({used_as})"
+        # NodePorts (plugins/nodeports/node_ports.go): the wanted port and what holds it. No parentheses:
+        # this text is parenthesized again after the reason by the remedies' notes (describe_status) and
+        # by `check` (gate/formats/text.py), where "...(0.0.0.0:80/TCP))" read as a typo. The holder's own
+        # binding is named only when it differs from the wanted one (0.0.0.0 conflicts with every IP).
+        port = d.pop("port")
+        used_by, used_as = d.pop("usedBy", None), d.pop("usedAs", None)
+        text = f"host port {port}"
+        if used_by:
+            text += f" used by {used_by}"
+        elif used_as:
+            text += " in use on the node"
+        if used_as and used_as != port:
+            text += f" as {used_as}"
         parts.append(text)
     if "term" in d:
         # InterPodAffinity (filtering.go): "pods" is present only for the incoming pod's anti-affinity.
