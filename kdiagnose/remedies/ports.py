@@ -48,15 +48,21 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
                 f"host port: freeing the port on {node} would not help: {describe_status(st) if st else ''}"
             )
             continue
-        ports = sorted(
-            {
-                f"{u[2]}/{u[1]}"
-                for p in holders
-                for u in p.host_ports()
-                for w in ctx.pod.host_ports()
-                if port_conflicts(w, u)
-            }
-        )
+        # Port number first, as a number (80 before 443 before 8080, not as text), then the protocol name
+        # byte-wise (SCTP, TCP, UDP) for one number held on several protocols; the host IP is not shown,
+        # so holders of one port and protocol on different IPs are one entry.
+        ports = [
+            f"{port}/{proto}"
+            for port, proto in sorted(
+                {
+                    (u[2], u[1])
+                    for p in holders
+                    for u in p.host_ports()
+                    for w in ctx.pod.host_ports()
+                    if port_conflicts(w, u)
+                }
+            )
+        ]
         owners = [owner_of(ctx.snapshot, p) for p in holders]
         # A bare pod is its own owner: "(Pod ns/x)" after ns/x would only repeat its name.
         who = ", ".join(

@@ -104,8 +104,28 @@ def test_many_holders_fix_line_has_one_parenthesis_per_holder_and_plural_words(t
     remedies, _ = remedies_for(str(tmp_path / "many.json"), "default/web")
     (port,) = by_kind(remedies, "free-port")
     assert port.summary == (
-        "host port 443/TCP, 80/TCP, 8080/TCP on n1 is held by default/a-n1 (StatefulSet default/ss-a), "
+        "host port 80/TCP, 443/TCP, 8080/TCP on n1 is held by default/a-n1 (StatefulSet default/ss-a), "
         "default/b-n1 (StatefulSet default/ss-b), default/c-n1 (no controller): move them to another node or "
         "give them another hostPort; 1 other node(s) have the same conflict"
     )
     assert "StatefulSet default/ss-a and StatefulSet default/ss-b re-create their pods" in port.risk
+
+
+def test_fix_line_sorts_ports_by_number_then_protocol(tmp_path: Path) -> None:
+    """The held ports in the fix line and in details["ports"]: by number as a number (10000 after 8080,
+    which text order puts first), then by protocol name for one number (SCTP, TCP, UDP)."""
+    import json
+
+    ports = [(10000, "TCP"), (53, "UDP"), (8080, "TCP"), (53, "TCP"), (53, "SCTP"), (9, "UDP")]
+    spec = [{"containerPort": p, "hostPort": p, "protocol": proto} for p, proto in ports]
+    holder = _pod("holder", [], "n1")
+    wanting = _pod("web", [])
+    for pod in (holder, wanting):
+        pod["spec"]["containers"][0]["ports"] = spec  # type: ignore[index]
+    items = [_node("n1"), holder, wanting]
+    (tmp_path / "protocols.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    remedies, _ = remedies_for(str(tmp_path / "protocols.json"), "default/web")
+    (port,) = by_kind(remedies, "free-port")
+    order = ["9/UDP", "53/SCTP", "53/TCP", "53/UDP", "8080/TCP", "10000/TCP"]
+    assert port.details["ports"] == order
+    assert port.summary.startswith(f"host port {', '.join(order)} on n1 is held by default/holder")
