@@ -306,3 +306,59 @@ def test_workers_check_whole_objects_and_the_parent_reports_a_failure(tmp_path: 
             build_snapshot(objects, dialect_for("v1.34.1"))
         errors.append(str(got.value))
     assert errors[0] == errors[1] and "node-b" in errors[0]
+
+
+def test_each_worker_sends_a_shared_value_once_per_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker sends each spec key, label set and owner list once per load, not once per range (_Sent):
+    its later ranges refer to what it sent before, and the parent (_Received, per worker) resolves them to
+    the objects the one-process load gives."""
+    import msgspec
+
+    from tests.test_compact_pods import _bound
+
+    # Three specs and two label sets among 120 pods, spread over both nodes, and the edge pods.
+    pods = [
+        _bound(f"p-{i:03}", f"node-{'ab'[i % 2]}", containers=[{"name": "c", "image": f"img-{i % 3}"}])
+        for i in range(120)
+    ]
+    for i, p in enumerate(pods):
+        p["metadata"]["labels"] = {"app": f"a{i % 2}"}
+    path = _write(tmp_path, [*_nodes(), *pods, *EDGE_PODS])
+    real = parallel._unpack
+    sent: list[tuple[int, list[bytes], int, int]] = []  # (pid, keys, label sets, specs used) per range
+
+    def spy(data: bytes, *args: Any) -> Any:
+        _, pid, keys, _, _, _, labels, _, _, rows = msgspec.msgpack.decode(data)
+        sent.append((pid, keys, len(labels), len({r[1] for r in rows if r[0] == parallel._BOUND})))
+        return real(data, *args)
+
+    monkeypatch.setattr(parallel, "_unpack", spy)
+    _assert_same(path, jobs=(2,))
+    sent.clear()
+    assert _view(_load(path, 2)) == _view(_load(path, 1))
+    assert len(sent) >= 8  # ranges of both workers (or of one, if it took them all)
+    by_pid: dict[int, list[bytes]] = {}
+    for pid, keys, _, _ in sent:
+        by_pid.setdefault(pid, []).extend(keys)
+    for keys in by_pid.values():
+        assert len(keys) == len(set(keys))  # no spec sent twice by one worker
+    # The later ranges of a worker reuse its earlier values: fewer keys sent than the ranges' specs.
+    assert sum(len(k) for k in by_pid.values()) < sum(used for *_, used in sent) / 2
+
+
+def test_a_worker_state_inherited_from_another_load_is_not_used(tmp_path: Path) -> None:
+    """A forked worker starts with its parent's module state: a _Sent of another load (which this load's
+    parent never received) is replaced, not taken as sent."""
+    path = _write(tmp_path, [*_nodes(), *EDGE_PODS])
+    serial = _view(_load(path, 1))
+    stale = parallel._sent("another load")
+    stale.strs.add("shop", "shop")
+    stale.labels.add(0, {})
+    try:
+        PARALLEL_RESULTS.clear()
+        assert _view(_load(path, 2)) == serial
+        assert PARALLEL_RESULTS == [True]
+    finally:
+        parallel._WORKER_SENT = None

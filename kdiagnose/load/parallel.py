@@ -14,6 +14,7 @@ Files below PARALLEL_MIN_BYTES are not worth the processes.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -24,7 +25,7 @@ import msgspec
 
 from kdiagnose.load.compact import BatchSource, BoundPod, Template, TemplateTable, template_pod
 from kdiagnose.load.raw import LoadResult, RawObject, record_list
-from kdiagnose.model.objects import pod_from_row
+from kdiagnose.model.objects import Pod, pod_from_row
 
 __all__ = [
     "JOBS_ENV",
@@ -45,6 +46,7 @@ RANGES_PER_WORKER = 4
 MIN_RANGE_BYTES = 8 << 20
 
 _jobs: int | None = None
+_SESSIONS = itertools.count()
 
 
 def default_jobs() -> int:
@@ -94,15 +96,15 @@ def _worker_table() -> TemplateTable:
     return _WORKER_TABLE
 
 
-def _work(args: tuple[str, str, tuple[str, str] | None, int, int, bool]) -> Any:
+def _work(args: tuple[str, str, tuple[str, str] | None, int, int, bool, str]) -> Any:
     from kdiagnose.load.gcpause import without_gc
     from kdiagnose.load.stream_json import _Fallback, _Serial, decode_range
 
-    path, source, typed, lo, hi, first = args
+    path, source, typed, lo, hi, first, session = args
     try:
         with open(path, "rb") as f, without_gc():
             objects, end = decode_range(f, source, typed, lo, hi, first, _worker_table(), _WORKER_SPARE)
-            return _pack(objects, end)
+            return _pack(objects, end, _sent(session))
     except (_Fallback, OSError):
         return "fallback"
     except (_Serial, msgspec.EncodeError, OverflowError, TypeError, ValueError):
@@ -138,15 +140,55 @@ class _Table:
 _KEY = msgspec.json.Encoder()
 
 
-def _pack(objects: list[RawObject], end: int | None) -> bytes:
-    templates: dict[Template, int] = {}
+class _Sent:
+    """What a worker has sent the parent in its earlier ranges of one load (`session`): the shared values
+    (spec keys, strings, label sets, owner references, conditions) go once per worker, not once per range.
+    Each range sends only the values new since the last (the tail of each table) with the worker's pid,
+    and the parent keeps one list per worker and table (_Received). Every value stays referenced by its
+    table, so an id used as a key is never reused by another object while the load runs."""
+
+    __slots__ = ("conds", "labels", "owners", "session", "strs", "templates")
+
+    def __init__(self, session: str) -> None:
+        self.session = session
+        self.templates: _Table = _Table()
+        self.strs: _Table = _Table()
+        self.labels: _Table = _Table()
+        self.owners: _Table = _Table()
+        self.conds: _Table = _Table()
+
+    def sizes(self) -> tuple[int, int, int, int, int]:
+        return (
+            len(self.templates.values),
+            len(self.strs.values),
+            len(self.labels.values),
+            len(self.owners.values),
+            len(self.conds.values),
+        )
+
+
+_WORKER_SENT: _Sent | None = None
+
+
+def _sent(session: str) -> _Sent:
+    """This worker's _Sent for the load `session`: a new one for a new load (a forked worker may inherit
+    another load's, which its parent never received)."""
+    global _WORKER_SENT
+    if _WORKER_SENT is None or _WORKER_SENT.session != session:
+        _WORKER_SENT = _Sent(session)
+    return _WORKER_SENT
+
+
+def _pack(objects: list[RawObject], end: int | None, sent: _Sent) -> bytes:
+    before = sent.sizes()
+    templates = sent.templates
     sources: _Table = _Table()
-    strs, labels, owners, conds = _Table(), _Table(), _Table(), _Table()
+    strs, labels, owners, conds = sent.strs, sent.labels, sent.owners, sent.conds
     rows: list[Any] = []
     for raw in objects:
         rec = raw.compact
         if isinstance(rec, BoundPod):
-            t = templates.setdefault(rec.template, len(templates))
+            t = templates.add(rec.template, rec.template)
             src = rec.source
             ns, name, uid, lab, own, ctime, dtime, node, phase, start, nominated, cond, resize, extra = (
                 rec.row
@@ -179,13 +221,14 @@ def _pack(objects: list[RawObject], end: int | None) -> bytes:
     return msgspec.msgpack.encode(
         (
             end,
-            [t.key for t in templates],
+            os.getpid(),
+            [t.key for t in templates.values[before[0] :]],
             sources.values,
             stamp,
-            strs.values,
-            labels.values,
-            owners.values,
-            conds.values,
+            strs.values[before[1] :],
+            labels.values[before[2] :],
+            owners.values[before[3] :],
+            conds.values[before[4] :],
             rows,
         )
     )
@@ -213,20 +256,58 @@ def _extra(extra: list[Any]) -> tuple[Any, ...]:
     return rcs, {k: (v[0], v[1]) for k, v in statuses.items()}, tuple(tuple(w) for w in waiting)
 
 
+class _Received:
+    """One worker's shared values as received so far in this load (its _Sent, on the parent's side)."""
+
+    __slots__ = ("conds", "labels", "models", "owners", "strs", "templates")
+
+    def __init__(self) -> None:
+        self.templates: list[Template] = []
+        self.models: list[Pod | None] = []
+        self.strs: list[str] = []
+        self.labels: list[dict[str, str]] = []
+        self.owners: list[Any] = []
+        self.conds: list[Any] = []
+
+
 def _unpack(
-    data: bytes, source: str, table: TemplateTable, path: str, typed: tuple[str, str] | None
+    data: bytes,
+    source: str,
+    table: TemplateTable,
+    path: str,
+    typed: tuple[str, str] | None,
+    received: dict[int, _Received],
 ) -> tuple[list[RawObject], int | None]:
-    end, keys, spans, stamp, strs, labels, owners, conds, rows = msgspec.msgpack.decode(data)
-    templates = [table.get(k) for k in keys]
+    """A range's objects from its worker's bytes. `received`: per worker pid, what it sent in its earlier
+    ranges of this load (each worker's ranges come in the order it decoded them: the tasks are handed out,
+    and their results read, in file order)."""
+    end, pid, keys, spans, stamp, new_strs, new_labels, new_owners, new_conds, rows = msgspec.msgpack.decode(
+        data
+    )
+    got = received.get(pid)
+    if got is None:
+        got = received[pid] = _Received()
+    new_templates = [table.get(k) for k in keys]
+    got.templates += new_templates
     # Each new spec is validated, admitted and modelled here, while the workers decode the later ranges,
     # instead of in build_snapshot once they are done (_Compacts.valid finds it modelled): the same call
     # (template_pod, release-independent), earlier. Most specs come with the first range.
-    models = [template_pod(t) for t in templates]
+    got.models += [template_pod(t) for t in new_templates]
+    got.strs += [intern(x) for x in new_strs]
+    got.labels += [{intern(k): intern(v) for k, v in d.items()} for d in new_labels]
+    got.owners += new_owners
+    got.conds += new_conds
+    templates, models, strs, labels, owners, conds = (
+        got.templates,
+        got.models,
+        got.strs,
+        got.labels,
+        got.owners,
+        got.conds,
+    )
     if stamp is not None:
         stamp = (stamp[0], stamp[1])
     sources = [BatchSource(path, None, lo, hi, typed, stamp) for lo, hi in spans]
-    strs = [intern(x) for x in strs]
-    labels = [{intern(k): intern(v) for k, v in d.items()} for d in labels]
     out: list[RawObject] = []
     append = out.append
     for row in rows:
@@ -301,9 +382,12 @@ def load_in_parallel(path: Path, f: BinaryIO, source: str) -> tuple[list[RawObje
     span = size - first_item
     count = max(1, min(n * RANGES_PER_WORKER, span // MIN_RANGE_BYTES))
     bounds = [first_item + span * i // count for i in range(count)] + [size]
-    tasks = [(str(path), source, typed, bounds[i], bounds[i + 1], i == 0) for i in range(count)]
+    # The workers' _Sent tables belong to this load alone.
+    session = f"{os.getpid()}-{next(_SESSIONS)}"
+    tasks = [(str(path), source, typed, bounds[i], bounds[i + 1], i == 0, session) for i in range(count)]
     objects: list[RawObject] = []
     table = TemplateTable()
+    received: dict[int, _Received] = {}
     end: int | None = None
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -318,7 +402,7 @@ def load_in_parallel(path: Path, f: BinaryIO, source: str) -> tuple[list[RawObje
             if got == "serial":
                 f.seek(0)
                 return None
-            part, part_end = _unpack(got, source, table, os.path.abspath(path), typed)
+            part, part_end = _unpack(got, source, table, os.path.abspath(path), typed, received)
             objects.extend(part)
             if part_end is not None:
                 end = part_end
