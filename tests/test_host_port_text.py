@@ -1,6 +1,6 @@
 """The NodePorts per-node cause in words (scheduler/describe.py), shared by the diagnose report, the
-remedies' notes and the `check` gate: each of the last two puts it in parentheses after the reason, so the
-cause itself must not end in a parenthesis ("...(0.0.0.0:8080/TCP))" read as a typo)."""
+remedies' notes and the `check` gate: the last two put it after the reason as `reason: cause`
+(tests/test_cause_parentheses.py), and the holder's binding is named without parentheses of its own."""
 
 from __future__ import annotations
 
@@ -51,10 +51,10 @@ def test_host_port_cause_words(details: dict[str, str], text: str) -> None:
     assert describe_details([details]) == text
 
 
-def test_remedy_notes_put_the_cause_in_one_parenthesis() -> None:
+def test_remedy_notes_put_the_cause_after_the_reason() -> None:
     snap = build_snapshot(load_paths([str(HELD)]).objects, dialect_for(None))
     d = Scheduler(snap).diagnose(next(p for p in snap.pending if p.key == "default/agent"))
-    assert describe_status(d.verdicts["node-1"]) == f"{REASON} ({CAUSE})"
+    assert describe_status(d.verdicts["node-1"]) == f"{REASON}: {CAUSE}"
 
 
 def test_diagnose_report_names_the_holder_once() -> None:
@@ -84,5 +84,5 @@ def test_check_gate_reads_right() -> None:
     (r,) = run_gate(snap, workloads).results
     assert r.failure is not None
     causes = node_causes(r.failure)
-    assert f"node-1: NodePorts: {REASON} (node-1: {CAUSE})" in causes
+    assert f"node-1: NodePorts: {REASON}: {CAUSE}" in causes
     assert "))" not in failure_text(r)

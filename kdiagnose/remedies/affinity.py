@@ -16,6 +16,7 @@ from kdiagnose.remedies import safety
 from kdiagnose.remedies.whatif import Context, describe_status
 from kdiagnose.results import RISKY, Remedy
 from kdiagnose.scheduler import names as n
+from kdiagnose.scheduler.describe import with_cause
 
 __all__ = ["remedies"]
 
@@ -396,8 +397,9 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
                     default="",
                 )
                 sample = next((s for s in blocked if s.plugin == worst), None)
-                last_fail = f"affinity: to {cand.label} would not help: nodes stay blocked by {worst}" + (
-                    f" ({describe_status(sample)})" if sample else ""
+                last_fail = with_cause(
+                    f"affinity: to {cand.label} would not help: nodes stay blocked by {worst}",
+                    describe_status(sample) if sample else "",
                 )
                 continue
             fragment = cand.fragment(ctx.base_spec())

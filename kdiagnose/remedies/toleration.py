@@ -15,6 +15,7 @@ from kdiagnose.remedies import safety
 from kdiagnose.remedies.whatif import Context, describe_status
 from kdiagnose.results import RISKY, SAFE, Remedy
 from kdiagnose.scheduler import names as n
+from kdiagnose.scheduler.describe import with_cause
 
 __all__ = ["MAX_TAINT_GROUPS", "remedies", "toleration_for"]
 
@@ -101,7 +102,7 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
         ]
         if still:
             x, st = next(iter(still.items()))
-            summary += f"; {len(still)} other tainted node(s) would still be blocked (e.g. {x}: {describe_status(st)})"
+            summary += f"; {len(still)} other tainted node(s) would still be blocked, e.g. {with_cause(x, describe_status(st))}"
         out.append(
             Remedy(
                 kind="toleration",

@@ -11,6 +11,7 @@ from kdiagnose.remedies import scale_pool
 from kdiagnose.remedies.whatif import Context, describe_status
 from kdiagnose.results import Remedy
 from kdiagnose.scheduler import names as n
+from kdiagnose.scheduler.describe import with_cause
 from kdiagnose.scheduler.plugins.helper.node_selector import parse_node_selector_terms
 
 __all__ = ["remedies"]
@@ -73,7 +74,7 @@ def remedies(ctx: Context) -> tuple[list[Remedy], list[str]]:
         where = f"zone {', '.join(zones[1])}" if zones else "its node affinity"
         if satisfy:
             blocked = [
-                f"{x} ({describe_status(ctx.d.verdicts[x])})"
+                with_cause(x, describe_status(ctx.d.verdicts[x]))
                 for x in satisfy[:3]
                 if x in ctx.d.verdicts and not ctx.d.verdicts[x].ok
             ]

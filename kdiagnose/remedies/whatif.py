@@ -21,7 +21,7 @@ from kdiagnose.model.objects import Node, Pod, Taint
 from kdiagnose.model.quantity import QuantityError, parse_quantity
 from kdiagnose.model.requests import finish_pod
 from kdiagnose.model.snapshot import NodeInfo, Snapshot
-from kdiagnose.scheduler.describe import describe_details
+from kdiagnose.scheduler.describe import describe_details, with_cause
 from kdiagnose.scheduler.diagnosis import Diagnosis
 from kdiagnose.scheduler.engine import Scheduler
 from kdiagnose.scheduler.framework import SUCCESS, Code, CycleState, Status
@@ -821,8 +821,7 @@ class Context:
 
 
 def describe_status(s: Status) -> str:
-    """`reason (concrete cause)` for notes: the scheduler's reason plus its details in the words the
-    per-node causes use (scheduler/describe.py: "needs 12 CPU, 4 free of 4 allocatable"), not `k=v`."""
-    text = ", ".join(s.reasons) or s.code.label
-    cause = describe_details(s.details)
-    return f"{text} ({cause})" if cause else text
+    """`reason: concrete cause` for notes: the scheduler's reason plus its details in the words the
+    per-node causes use (scheduler/describe.py: "needs 12 CPU, 4 free of 4 allocatable"), not `k=v`;
+    joined by with_cause, not parenthesized (the cause has parentheses of its own)."""
+    return with_cause(", ".join(s.reasons) or s.code.label, describe_details(s.details))

@@ -10,7 +10,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from kdiagnose.report.console_layout import plural
-from kdiagnose.report.details import describe_details
+from kdiagnose.report.details import describe_details, with_cause
 
 if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
@@ -196,8 +196,7 @@ def cause_and_fix(pr: PodReport) -> tuple[str, str, str]:
         return cause, "Next", nxt
     if d.prefilter is not None:
         cause = f"rejected at PreFilter by {d.prefilter.plugin or 'a plugin'} before any node was checked"
-        detail = describe_details(d.prefilter.details)
-        cause += f" ({detail})" if detail else ""
+        cause = with_cause(cause, describe_details(d.prefilter.details))
     elif d.num_all_nodes == 0:
         return (
             "the input has no nodes",

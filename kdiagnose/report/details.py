@@ -3,6 +3,6 @@ remedies' notes ("a new node is too small: ...") use the same words as the per-n
 
 from __future__ import annotations
 
-from kdiagnose.scheduler.describe import describe_details, merge_causes, node_cause, short_list
+from kdiagnose.scheduler.describe import describe_details, merge_causes, node_cause, short_list, with_cause
 
-__all__ = ["describe_details", "merge_causes", "node_cause", "short_list"]
+__all__ = ["describe_details", "merge_causes", "node_cause", "short_list", "with_cause"]

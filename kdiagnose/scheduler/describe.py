@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from kdiagnose.scheduler.diagnosis import Diagnosis
     from kdiagnose.scheduler.framework import Status
 
-__all__ = ["describe_details", "merge_causes", "node_cause", "postfilter_notes", "short_list"]
+__all__ = ["describe_details", "merge_causes", "node_cause", "postfilter_notes", "short_list", "with_cause"]
 
 
 def _amount(resource: str, n: Any) -> str:
@@ -88,9 +88,7 @@ def _one(d: dict[str, Any]) -> str:
     if "nodeName" in d:
         parts.append(f"pod is pinned to node {d.pop('nodeName')}")
     if "port" in d:
-        # NodePorts (plugins/nodeports/node_ports.go): the wanted port and what holds it. No parentheses:
-        # this text is parenthesized again after the reason by the remedies' notes (describe_status) and
-        # by `check` (gate/formats/text.py), where "...(0.0.0.0:80/TCP))" read as a typo. The holder's own
+        # NodePorts (plugins/nodeports/node_ports.go): the wanted port and what holds it. The holder's own
         # binding is named only when it differs from the wanted one (0.0.0.0 conflicts with every IP).
         port = d.pop("port")
         used_by, used_as = d.pop("usedBy", None), d.pop("usedAs", None)
@@ -233,6 +231,16 @@ def describe_details(details: Sequence[dict[str, Any]]) -> str:
             if not (set(d) == {"claims"} and {str(c) for c in d["claims"] or []} <= explained)
         ]
     return "; ".join(x for x in (_one(d) for d in dicts) if x)
+
+
+def with_cause(reason: str, cause: str) -> str:
+    """`reason: cause`, the one way a reason (or a node, or a plugin) and the concrete cause the details give
+    are joined wherever both are shown in one line: the remedies' notes (remedies/whatif.py describe_status),
+    `check` and its JUnit/SARIF/GitHub formats (gate/formats/text.py node_causes) and the report's PreFilter
+    line. Never `reason (cause)`: cause texts have parentheses of their own ("nodeSelector a=b (label
+    missing)", "(status.declaredFeatures)", "(none in the cluster)", spread counts), so wrapping them again
+    gave "...(label missing))"; a colon chain nests however deep the consumers compose it."""
+    return f"{reason}: {cause}" if cause else reason
 
 
 def node_cause(st: Status) -> str:

@@ -32,7 +32,7 @@ def test_no_pool_helps_says_why_per_pool() -> None:
     remedies, notes = remedies_for("remedies/no-pool-fits.yaml", "default/big")
     assert by_kind(remedies, "scale-pool") == []
     assert (
-        "pool general: no scale-up: a new node is too small: Insufficient cpu (needs 12 CPU, 4 free of 4 allocatable)"
+        "pool general: no scale-up: a new node is too small: Insufficient cpu: needs 12 CPU, 4 free of 4 allocatable"
         in notes
     )
     assert (

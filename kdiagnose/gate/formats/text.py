@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from kdiagnose.report.details import describe_details, short_list
+from kdiagnose.report.details import describe_details, short_list, with_cause
 
 if TYPE_CHECKING:
     from kdiagnose.gate.result import GateResult, WorkloadResult
@@ -64,8 +64,15 @@ def node_causes(pr: PodReport) -> list[str]:
             f" and {len(names) - _MAX_NODES_SHOWN} more" if len(names) > _MAX_NODES_SHOWN else ""
         )
         head = f"{shown}: {plugin + ': ' if plugin else ''}{'; '.join(reasons)}"
-        details = [f"{n}: {x}" for n, x in nodes[:_MAX_NODES_SHOWN] if x]
-        lines.append(head + (f" ({'; '.join(details)})" if details else ""))
+        # "reason: node-a: cause; node-b: cause", joined as the remedies' notes join a reason and its cause
+        # (scheduler/describe.py with_cause), not "reason (node-a: cause)": the causes have parentheses of
+        # their own. A group of one node is named once, in the head: "node-c: Plugin: reason: cause".
+        if len(nodes) == 1:
+            lines.append(with_cause(head, nodes[0][1]))
+        else:
+            lines.append(
+                with_cause(head, "; ".join(with_cause(n, x) for n, x in nodes[:_MAX_NODES_SHOWN] if x))
+            )
     if d.preemption is not None:
         victims = ", ".join(sorted(v.key for v in d.preemption.victims))
         lines.append(
