@@ -473,16 +473,14 @@ def _affinity_failure(s: PreFilterState, labels: Mapping[str, str]) -> dict[str,
     return missing
 
 
-def filter_node(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-    s = _state(state)
-    if s is None:
-        return Status.error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
-    labels = node_info.node.labels
-    why = _affinity_failure(s, labels)
-    if why is not None:
-        return Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH, details=(why,))
+def _own_anti_failure(
+    s: PreFilterState, labels: Mapping[str, str], descs: list[str] | None = None
+) -> Status | None:
+    """satisfyPodAntiAffinity's rejection (None when satisfied): the first of the pod's own required
+    anti-affinity terms that counts a pod in the node's domain. `descs`: the terms' describe() texts, when
+    the caller judges many nodes."""
     if s.anti_counts:
-        for t in s.anti_affinity:
+        for i, t in enumerate(s.anti_affinity):
             value = labels.get(t.topology_key)
             if value is not None and s.anti_counts.get((t.topology_key, value)) > 0:
                 pair = (t.topology_key, value)
@@ -490,13 +488,19 @@ def filter_node(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
                     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
                     details=(
                         {
-                            "term": t.describe(),
+                            "term": t.describe() if descs is None else descs[i],
                             "domain": f"{t.topology_key}={value}",
                             "matchingPods": s.anti_counts.get(pair),
                             "pods": list(s.anti_counts.witnesses.get(pair, [])),
                         },
                     ),
                 )
+    return None
+
+
+def _existing_anti_status(s: PreFilterState, labels: Mapping[str, str]) -> Status:
+    """satisfyExistingPodsAntiAffinity: the first of the node's label pairs an existing pod's required
+    anti-affinity term counts, in the node's label order; else Success."""
     if s.existing_anti_counts:
         for pair in labels.items():
             if s.existing_anti_counts.get(pair) > 0:
@@ -512,14 +516,82 @@ def filter_node(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
     return SUCCESS
 
 
+def filter_node(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+    s = _state(state)
+    if s is None:
+        return Status.error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+    labels = node_info.node.labels
+    why = _affinity_failure(s, labels)
+    if why is not None:
+        return Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH, details=(why,))
+    own = _own_anti_failure(s, labels)
+    if own is not None:
+        return own
+    return _existing_anti_status(s, labels)
+
+
+_UNSET = Status(reasons=("unset",))  # a memo's "not computed yet" (never a verdict)
+
+
+class _Judge:
+    """filter_node's verdict for one PreFilterState over many nodes (filter_nodes), with the same Status
+    content. satisfyPodAffinity's answer depends on a node only through the values of the affinity terms'
+    topology keys (missing or not, and the counts of those pairs), and satisfyPodAntiAffinity's only through
+    the values of the anti-affinity terms' keys: each of those rejections is built once per distinct tuple
+    of values (one Status object then shared by the nodes of that domain: their report entries are equal)
+    instead of once per node (its term description and example-pod list are what the reports read).
+    satisfyExistingPodsAntiAffinity depends on the node's label order: judged per node."""
+
+    __slots__ = ("aff_keys", "aff_memo", "anti_descs", "anti_keys", "anti_memo", "s")
+
+    def __init__(self, s: PreFilterState) -> None:
+        self.s = s
+        self.aff_keys = [t.topology_key for t in s.affinity]
+        self.anti_keys = [t.topology_key for t in s.anti_affinity] if s.anti_counts else []
+        # A hostname term's domains are single nodes: the memo rarely shares, the term's text still does.
+        self.anti_descs = [t.describe() for t in s.anti_affinity] if s.anti_counts else []
+        self.aff_memo: dict[tuple[str | None, ...], Status | None] = {}
+        self.anti_memo: dict[tuple[str | None, ...], Status | None] = {}
+
+    def __call__(self, labels: Mapping[str, str]) -> Status:
+        s = self.s
+        if self.aff_keys:
+            key = tuple(map(labels.get, self.aff_keys))
+            st = self.aff_memo.get(key, _UNSET)
+            if st is _UNSET:
+                why = _affinity_failure(s, labels)
+                st = self.aff_memo[key] = (
+                    None
+                    if why is None
+                    else Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH, details=(why,))
+                )
+            if st is not None:
+                return st
+        if self.anti_keys:
+            key = tuple(map(labels.get, self.anti_keys))
+            st = self.anti_memo.get(key, _UNSET)
+            if st is _UNSET:
+                st = self.anti_memo[key] = _own_anti_failure(s, labels, self.anti_descs)
+            if st is not None:
+                return st
+        return _existing_anti_status(s, labels)
+
+
+# Off: filter_nodes judges every node with filter_node (tests compare the two).
+MEMO_FILTER = True
+
+
 def filter_nodes(state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status]:
     """`filter_node` per node, in one loop: without required affinity terms a node passes unless one of
     the pod's anti-affinity terms or an existing pod's anti-affinity term counts a pod in the node's
     domain (the pairs `filter_node` tests); such a node, and every node of a pod with required affinity,
-    takes `filter_node` itself for its Status."""
+    is judged by `_Judge` (filter_node's Status, built once per domain)."""
     s = _state(state)
-    if s is None or s.affinity:
+    if s is None or not MEMO_FILTER:
         return [filter_node(state, pod, ni) for ni in nodes]
+    judge = _Judge(s)
+    if s.affinity:
+        return [judge(ni.node.labels) for ni in nodes]
     anti = s.anti_counts.counts
     anti_keys = [t.topology_key for t in s.anti_affinity] if anti else []
     existing = [pair for pair, n in s.existing_anti_counts.counts.items() if n > 0]
@@ -539,7 +611,7 @@ def filter_nodes(state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Sta
             else:
                 counts = s.existing_anti_counts.counts
                 hit = any(counts.get(pair, 0) > 0 for pair in labels.items())
-        append(filter_node(state, pod, ni) if hit else SUCCESS)
+        append(judge(labels) if hit else SUCCESS)
     return out
 
 

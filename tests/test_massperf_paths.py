@@ -1,0 +1,165 @@
+"""Issue #17, mass-pending per-pod CPU: the fast paths of this round against the plain ones, on varied
+generated clusters in three releases (see tests/varied.py), with pending pods given required pod affinity
+and anti-affinity terms on zone and hostname keys so that every branch is met.
+
+- InterPodAffinity's `filter_nodes` judges a domain's rejection once (`_Judge`): equal to `filter_node`
+  per node, and the whole report equal with the memo off.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from kdiagnose.load.snapshot import build_snapshot
+from kdiagnose.model.snapshot import NodeInfo, Snapshot
+from kdiagnose.pipeline import diagnose_snapshot
+from kdiagnose.report.json import report_document
+from kdiagnose.scheduler import names
+from kdiagnose.scheduler.framework import CycleState
+from kdiagnose.scheduler.plugins.interpodaffinity import filtering
+from kdiagnose.scheduler.profiles import default_profile
+from kdiagnose.scheduler.runner import Framework
+from kdiagnose.versions import dialect_for
+from tests.varied import RawObject, varied_items
+
+VERSIONS = ("v1.31.8", "v1.34.1", "v1.37.2")
+SEEDS = (1, 2)
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+
+
+def _term(key: str, app: str) -> dict[str, Any]:
+    return {"topologyKey": key, "labelSelector": {"matchLabels": {"app": app}}}
+
+
+def _items(seed: int) -> list[dict[str, Any]]:
+    items = varied_items(40, 30, 60, seed)
+    apps = sorted(
+        {o["metadata"].get("labels", {}).get("app", "") for o in items if o.get("kind") == "Pod"} - {""}
+    )
+    pending = [o for o in items if o.get("kind") == "Pod" and not o["spec"].get("nodeName")]
+    for j, pod in enumerate(pending):
+        app = apps[j % len(apps)]
+        aff = pod["spec"].setdefault("affinity", {})
+        if j % 4 == 0:
+            # Required affinity: on the zone (pods of the app everywhere), on no match at all, and on the
+            # zone and the hostname for a rarer label (13 pods: only some nodes of a zone host one).
+            if j % 24 == 0:
+                terms = [_term(ZONE, "nothing-matches")]
+            elif j % 8 == 0:
+                rare = {"matchLabels": {"pod-template-hash": f"{j % 16:05x}"}}
+                terms = [{"topologyKey": key, "labelSelector": rare} for key in (ZONE, HOST)]
+            else:
+                terms = [_term(ZONE, app)]
+            aff["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": terms}
+        if j % 3 == 1:
+            # Required anti-affinity on the zone: every node of a zone with a matching pod, one domain.
+            anti = aff.setdefault("podAntiAffinity", {}).setdefault(
+                "requiredDuringSchedulingIgnoredDuringExecution", []
+            )
+            anti.append(_term(ZONE, app))
+    return items
+
+
+def _snapshot(seed: int, version: str) -> Snapshot:
+    return build_snapshot([RawObject(o, "varied.json") for o in _items(seed)], dialect_for(version))
+
+
+def _copies(snap: Snapshot) -> list[NodeInfo]:
+    """What-if style node copies (new Node objects, one relabelled into another zone)."""
+    out: list[NodeInfo] = []
+    for i, ni in enumerate(snap.node_infos[::3]):
+        c = ni.clone()
+        c.node = copy.copy(ni.node)
+        if i % 2:
+            c.node.labels = {**ni.node.labels, ZONE: "elsewhere-1z"}
+        out.append(c)
+    return out
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_inter_pod_affinity_judged_per_domain_equals_filter_node(seed: int, version: str) -> None:
+    snap = _snapshot(seed, version)
+    fw = Framework(snap, default_profile(snap.dialect))
+    pl = fw.plugins[names.INTER_POD_AFFINITY]
+    copies = _copies(snap)
+    seen = {"affinity": 0, "anti": 0, "shared": 0, "passed": 0}
+    for pod in snap.pending:
+        state = CycleState()
+        fw.run_pre_filter(state, pod)
+        for nodes in (snap.node_infos, copies, snap.node_infos[1::2] + copies[::2]):
+            want = [pl.filter(state, pod, ni) for ni in nodes]
+            got = pl.filter_many(state, pod, nodes)
+            assert got == want, pod.key
+            reasons = [s.reasons for s in want if not s.ok]
+            seen["affinity"] += sum(
+                1 for r in reasons if r == (filtering.ERR_REASON_AFFINITY_RULES_NOT_MATCH,)
+            )
+            seen["anti"] += sum(
+                1 for r in reasons if r == (filtering.ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,)
+            )
+            seen["passed"] += sum(1 for s in want if s.ok)
+            rejected = [s for s in got if not s.ok]
+            seen["shared"] += len(rejected) - len({id(s) for s in rejected})
+    # Both memoized branches ran, shared a Status between nodes, and nodes passed too.
+    assert all(v > 20 for v in seen.values()), seen
+
+
+def _document(seed: int, version: str) -> dict[str, Any]:
+    return report_document(diagnose_snapshot(_snapshot(seed, version), source="varied.json"))
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_report_with_the_domain_memo_equals_the_plain_report(
+    version: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast = _document(1, version)
+    assert any(n["plugin"] == names.INTER_POD_AFFINITY for p in fast["pods"] for n in p["nodes"].values()), (
+        "InterPodAffinity rejected some node"
+    )
+    monkeypatch.setattr(filtering, "MEMO_FILTER", False)
+    assert _document(1, version) == fast
+
+
+def _swapped(snap: Snapshot, old: Any) -> tuple[list[int], list[int]]:
+    repl = copy.copy(old)
+    new = snap.derive(replace_pod=(old, repl))
+    want_pods = [p for p in snap.pods if p is not old] + [repl]
+    want_pending = [p for p in snap.pending if p is not old] + [repl]
+    assert [id(p) for p in new.pods] == [id(p) for p in want_pods]
+    assert [id(p) for p in new.pending] == [id(p) for p in want_pending]
+    return [id(p) for p in new.pods], [id(p) for p in new.pending]
+
+
+def test_derived_pod_lists_with_the_position_index_equal_a_plain_filter() -> None:
+    """derive(replace_pod=...) takes the pod's position from an index from the second swap on: the pod
+    lists equal the plain identity filter, also after the list changed (bind, remove_pods), for a pod the
+    list does not hold, and for a list that holds a pod twice (every occurrence goes, as before)."""
+    snap = _snapshot(1, "v1.34.1")
+    pending = list(snap.pending)
+    for old in pending[:6]:
+        _swapped(snap, old)
+    assert snap._pod_pos is not None and snap._pod_pos[2] is not None  # the index was built and used
+    # The list changes under the index: a bind appends (length changes), remove_pods replaces the list.
+    snap.bind(pending[6], snap.node_infos[0].name)
+    for old in pending[7:10]:
+        _swapped(snap, old)
+    snap.remove_pods([p for p in snap.pods if p.node_name][:5])
+    for old in pending[10:13]:
+        _swapped(snap, old)
+    # A pod the snapshot does not hold (the list is copied whole) and a pod listed twice.
+    stranger = copy.copy(pending[13])
+    _swapped(snap, stranger)
+    snap.pods.append(pending[14])
+    for _ in range(3):
+        new = snap.derive(replace_pod=(pending[14], copy.copy(pending[14])))
+        assert sum(1 for p in new.pods if p is pending[14]) == 0
+        assert len(new.pods) == len(snap.pods) - 2 + 1
+    # A derived snapshot swaps on its own index.
+    child = snap.derive(replace_pod=(pending[15], copy.copy(pending[15])))
+    for old in pending[16:19]:
+        _swapped(child, old)
