@@ -163,3 +163,107 @@ def test_derived_pod_lists_with_the_position_index_equal_a_plain_filter() -> Non
     child = snap.derive(replace_pod=(pending[15], copy.copy(pending[15])))
     for old in pending[16:19]:
         _swapped(child, old)
+
+
+def _spread_items(seed: int) -> list[dict[str, Any]]:
+    """_items, with zone and hostname spread constraints on more pending pods, both inclusion policies
+    honoured or ignored, and taints on some nodes (so nodeTaintsPolicy: Honor leaves nodes out)."""
+    items = _items(seed)
+    nodes = [o for o in items if o.get("kind") == "Node"]
+    for i, node in enumerate(nodes):
+        if i % 6 == 2:
+            node.setdefault("spec", {}).setdefault("taints", []).append(
+                {"key": "spread-test", "value": "x", "effect": "NoSchedule"}
+            )
+    pending = [o for o in items if o.get("kind") == "Pod" and not o["spec"].get("nodeName")]
+    for j, pod in enumerate(pending):
+        if j % 2:
+            continue
+        app = pod["metadata"].get("labels", {}).get("app", "web")
+        c: dict[str, Any] = {
+            "maxSkew": 1 + j % 3,
+            "topologyKey": (ZONE, HOST)[j % 4 // 2],
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": app}},
+        }
+        if j % 3 == 0:
+            c["nodeTaintsPolicy"] = "Honor"
+        if j % 5 == 0:
+            c["nodeAffinityPolicy"] = "Ignore"
+        pod["spec"]["topologySpreadConstraints"] = [c] + ([{**c, "topologyKey": HOST}] if j % 8 == 4 else [])
+        if j % 12 == 0:
+            pod["spec"].setdefault("tolerations", []).append({"key": "spread-test", "operator": "Exists"})
+    return items
+
+
+def _what_ifs(snap: Snapshot) -> list[Snapshot]:
+    """Derived copies that share the parent's node_cache (a pod swapped, pods removed) and that do not
+    (a node relabelled, a node added)."""
+    from kdiagnose.model.objects import Node
+
+    pend = snap.pending[0]
+    ni = snap.node_infos[3]
+    raw = {"metadata": {"name": ni.name, "labels": {**ni.node.labels, ZONE: "moved-1z"}}, "status": {}}
+    donor = snap.node_infos[5]
+    extra = copy.copy(donor.node)
+    extra.name = "extra-node"
+    extra.labels = {**donor.node.labels, HOST: "extra-node"}
+    return [
+        snap.derive(replace_pod=(pend, copy.copy(pend))),
+        snap.derive(remove_pods=[p for p in snap.pods if p.node_name][::5]),
+        snap.derive(node_changes={ni.name: Node(raw)}),
+        snap.derive(extra_nodes=[(extra, [])]),
+    ]
+
+
+def _spread_state(fw: Framework, pod: Any) -> Any:
+    from kdiagnose.scheduler.plugins.podtopologyspread import filtering as spread
+
+    state = CycleState()
+    fw.run_pre_filter(state, pod)
+    s = state.read(spread.PRE_FILTER_STATE_KEY)
+    if s is None:
+        return None
+    return [list(c.items()) for c in s.counts], [c.paths for c in s.critical_paths]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_spread_node_domains_remembered_per_node_set_equal_a_fresh_pass(
+    seed: int, version: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kdiagnose.scheduler.plugins.podtopologyspread import filtering as spread
+
+    snap = build_snapshot([RawObject(o, "varied.json") for o in _spread_items(seed)], dialect_for(version))
+    snaps = [snap, *_what_ifs(snap)]
+    states: list[list[Any]] = []
+    for memo in (True, False):
+        monkeypatch.setattr(spread, "MEMO_DOMAINS", memo)
+        got: list[Any] = []
+        for s in snaps:
+            fw = Framework(s, default_profile(s.dialect))
+            # Twice: the second PreFilter of each pod reads the remembered domains.
+            got += [_spread_state(fw, pod) for pod in s.pending for _ in range(2)]
+        states.append(got)
+    assert states[0] == states[1]
+    counted = [x for x in states[0] if x is not None]
+    # Domains left out by each policy and zero-count domains were met.
+    assert len(counted) > 40 and any(0 in dict(c).values() for st in counted for c in st[0])
+    assert snap.node_cache[spread._DOMAINS_KEY] is snaps[1].node_cache[spread._DOMAINS_KEY]
+    assert spread._DOMAINS_KEY not in snaps[3].node_cache or snaps[3].node_cache is not snap.node_cache
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_report_with_remembered_spread_domains_equals_the_plain_report(
+    version: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kdiagnose.scheduler.plugins.podtopologyspread import filtering as spread
+
+    def doc() -> dict[str, Any]:
+        snap = build_snapshot([RawObject(o, "varied.json") for o in _spread_items(2)], dialect_for(version))
+        return report_document(diagnose_snapshot(snap, source="varied.json"))
+
+    fast = doc()
+    assert any(n["plugin"] == names.POD_TOPOLOGY_SPREAD for p in fast["pods"] for n in p["nodes"].values())
+    monkeypatch.setattr(spread, "MEMO_DOMAINS", False)
+    assert doc() == fast

@@ -413,8 +413,8 @@ class Snapshot:
         if pos is None or pos[0] is not pods or pos[1] != len(pods):
             if self._swaps < 2:
                 return _without(pods, old)
-            index = {id(p): i for i, p in enumerate(pods)}
-            pos = self._pod_pos = (pods, len(pods), index if len(index) == len(pods) else None)
+            fresh = {id(p): i for i, p in enumerate(pods)}
+            pos = self._pod_pos = (pods, len(pods), fresh if len(fresh) == len(pods) else None)
         index = pos[2]
         i = index.get(id(old)) if index is not None else None
         if i is None or pods[i] is not old:

@@ -259,15 +259,12 @@ class _Names:
         self.rank: dict[str, int] = {}
         self.every: list[str] = []  # the names of `rank`, in name order
 
-    def texts(self, names: list[str]) -> tuple[tuple[bytes, ...], tuple[bytes, ...]]:
+    def texts(self, names: list[str]) -> tuple[list[bytes], list[bytes]]:
         """text(name) of each name, as the column of prefixes and the column of pools."""
         got = list(map(self.prefix.get, names))
         if None in got:
             got = list(map(self.text, names))
-        if not got:
-            return (), ()
-        prefixes, pools = zip(*got, strict=True)  # type: ignore[misc]
-        return prefixes, pools
+        return [t[0] for t in got], [t[1] for t in got]  # type: ignore[index]
 
     def in_order(self, entries: dict[str, bytes]) -> list[str]:
         """The entries' names in name order (their rank's order, the order `order` sorts by)."""

@@ -12,7 +12,7 @@ from kdiagnose.scheduler import names
 from kdiagnose.scheduler.framework import SKIP, SUCCESS, CycleState, PreFilterResult, Status
 from kdiagnose.scheduler.plugins.helper.node_selector import RequiredNodeSelector
 from kdiagnose.scheduler.plugins.helper.spread import candidate_pods
-from kdiagnose.scheduler.plugins.podtopologyspread.common import SpreadConstraint, node_has_all_keys
+from kdiagnose.scheduler.plugins.podtopologyspread.common import HONOR, SpreadConstraint, node_has_all_keys
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -108,17 +108,13 @@ def spread_candidates(
     return seen.values()
 
 
-def pre_filter(pl: PodTopologySpread, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:
-    """calPreFilterState over all nodes; Skip when the pod has no hard constraints."""
-    constraints = pl.hard_constraints(pod)
-    if not constraints:
-        return None, SKIP
-    required = RequiredNodeSelector.of(pod.node_selector, pod.affinity)
-    s = PreFilterState(constraints, required)
-    # Which domain each node contributes to, per constraint: nodes need every constraint's key and must pass
-    # that constraint's inclusion policies. Eligible nodes register their domain even with no matching pod.
+def _node_domains(
+    nodes: Iterable[NodeInfo], pod: Pod, constraints: list[SpreadConstraint], required: RequiredNodeSelector
+) -> list[dict[str, str]]:
+    """Which domain each node contributes to, per constraint (node name -> value, in node order): nodes need
+    every constraint's key and must pass that constraint's inclusion policies (calPreFilterState)."""
     node_domain: list[dict[str, str]] = [{} for _ in constraints]
-    for ni in pl.snapshot.node_infos:
+    for ni in nodes:
         node = ni.node
         labels = node.labels
         if not node_has_all_keys(labels, constraints):
@@ -126,9 +122,55 @@ def pre_filter(pl: PodTopologySpread, state: CycleState, pod: Pod) -> tuple[PreF
         for i, c in enumerate(constraints):
             if not c.include_node(pod, node, required):
                 continue
-            value = labels[c.topology_key]
-            node_domain[i][ni.name] = value
-            s.counts[i].setdefault(value, 0)
+            node_domain[i][ni.name] = labels[c.topology_key]
+    return node_domain
+
+
+_DOMAINS_KEY = "podtopologyspread:node-domains"
+_DOMAINS_KEPT = 8  # a pod's diagnosis and its what-ifs share one; distinct pending pods each have theirs
+# Off: every PreFilter computes the node domains again (tests compare the two).
+MEMO_DOMAINS = True
+
+
+def node_domains(
+    snapshot: Snapshot, pod: Pod, constraints: list[SpreadConstraint], required: RequiredNodeSelector
+) -> list[dict[str, str]]:
+    """`_node_domains` over the snapshot's nodes, remembered in `node_cache` (node-only data: the same
+    nodes, bound pods aside, in every what-if derived without node changes). The domains read, per node,
+    only its labels and taints; per pod, only the constraints' keys and policies, the required node
+    selector (when a policy honours node affinity) and the tolerations (when one honours taints): those
+    are the key. Callers must not change the dicts."""
+    if not MEMO_DOMAINS:
+        return _node_domains(snapshot.node_infos, pod, constraints, required)
+    key = (
+        tuple((c.topology_key, c.node_affinity_policy, c.node_taints_policy) for c in constraints),
+        required if any(c.node_affinity_policy == HONOR for c in constraints) else None,
+        tuple(pod.tolerations) if any(c.node_taints_policy == HONOR for c in constraints) else None,
+    )
+    memo: dict[Any, list[dict[str, str]]] = snapshot.node_cache.setdefault(_DOMAINS_KEY, {})
+    try:
+        hit = memo.get(key)
+    except TypeError:  # an unhashable selector value: not remembered
+        return _node_domains(snapshot.node_infos, pod, constraints, required)
+    if hit is None:
+        hit = _node_domains(snapshot.node_infos, pod, constraints, required)
+        if len(memo) >= _DOMAINS_KEPT:
+            del memo[next(iter(memo))]
+        memo[key] = hit
+    return hit
+
+
+def pre_filter(pl: PodTopologySpread, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:
+    """calPreFilterState over all nodes; Skip when the pod has no hard constraints."""
+    constraints = pl.hard_constraints(pod)
+    if not constraints:
+        return None, SKIP
+    required = RequiredNodeSelector.of(pod.node_selector, pod.affinity)
+    s = PreFilterState(constraints, required)
+    node_domain = node_domains(pl.snapshot, pod, constraints, required)
+    # Eligible nodes register their domain even with no matching pod (in node order, as a pass over the
+    # nodes setting each domain's count to 0 would).
+    s.counts = [dict.fromkeys(nd.values(), 0) for nd in node_domain]
     active = [i for i, c in enumerate(constraints) if not c.counts_nothing and node_domain[i]]
     if active:
         for other, ni in spread_candidates(pl.snapshot, pod.namespace, [constraints[i] for i in active]):
