@@ -362,3 +362,50 @@ def test_a_worker_state_inherited_from_another_load_is_not_used(tmp_path: Path) 
         assert PARALLEL_RESULTS == [True]
     finally:
         parallel._WORKER_SENT = None
+
+
+def test_nodes_modelled_ahead_are_the_snapshot_s_nodes(tmp_path: Path) -> None:
+    """The parent models each Node as its range comes back (RawObject.node); build_snapshot takes that model
+    once: the snapshot equals the one-process load's, a second snapshot of the same objects and a keep_raw
+    one model the nodes afresh, and a node left unmodelled is modelled by build_snapshot."""
+    path = _write(tmp_path, [*_nodes(), *EDGE_PODS])
+    dialect = dialect_for("v1.34.1")
+    serial = snapshot_view(build_snapshot(_load(path, 1).objects, dialect))
+    assert not any(r.node is not None for r in _load(path, 1).objects)
+    objects = _load(path, 2).objects
+    assert PARALLEL_RESULTS[-1] is True
+    ahead = [r.node for r in objects if r.kind == "Node"]
+    assert len(ahead) == 2 and all(n is not None for n in ahead)
+    snap = build_snapshot(objects, dialect)
+    assert snapshot_view(snap) == serial
+    assert [ni.node for ni in snap.node_infos] == ahead  # the models made ahead, taken
+    assert all(r.node is None for r in objects)
+    again = build_snapshot(objects, dialect)
+    assert snapshot_view(again)["nodes"] == serial["nodes"]  # (admission changed the pending pods' objects)
+    assert not any(a is b for a, b in zip(ahead, [ni.node for ni in again.node_infos], strict=True))
+    objects = _load(path, 2).objects
+    kept = build_snapshot(objects, dialect, keep_raw=True)
+    assert all(ni.node.raw is not None for ni in kept.node_infos)
+    objects = _load(path, 2).objects
+    for r in objects:
+        r.node = None
+    assert snapshot_view(build_snapshot(objects, dialect)) == serial
+
+
+def test_partial_dump_warnings_name_namespaces_and_missing_nodes() -> None:
+    """partial_dump_warnings' C-level sets: one namespace among many pods, and nodes the pods are bound to
+    that the input lacks (pending pods, with no node, are not missing nodes)."""
+    from kdiagnose.load.raw import RawObject
+    from tests.test_compact_pods import _bound
+
+    pods = [_bound(f"p-{i}", node=("node-a", "node-x", "node-y", "")[i % 4]) for i in range(30)]
+    for p in pods:
+        if not p["spec"]["nodeName"]:
+            del p["spec"]["nodeName"]
+            p["status"] = {"phase": "Pending"}
+    snap = build_snapshot([RawObject(o, "x") for o in [*_nodes(), *pods]], dialect_for("v1.34.1"))
+    assert snap.warnings[:2] == [
+        "the input has pods of only 1 namespace(s) (shop): was the dump taken without -A/--all-namespaces? "
+        "Resource, affinity and spread checks may be wrong",
+        "2 node(s) that pods are bound to are missing from the input (e.g. node-x): was the node list filtered?",
+    ]

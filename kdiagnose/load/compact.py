@@ -356,10 +356,14 @@ class BoundPod:
     """A bound pod decoded the compact way: its per-pod values (`row`, model.objects.Row), its spec's
     Template, and where to decode it again (`source`, `index`: the item's place in its batch)."""
 
-    __slots__ = ("index", "pre", "row", "source", "template")
+    __slots__ = ("index", "key", "pre", "row", "source", "template")
 
     def __init__(self, row: Row, template: Template, source: BatchSource, index: int) -> None:
         self.row = row
+        # The informer key (load/order.py meta_key; the name is never empty on a compact record), read by
+        # canonical_order and build_snapshot's duplicate check: made once, here (in the parallel load,
+        # while the workers decode the later ranges), not once by each.
+        self.key = f"{row[0]}/{row[1]}"
         self.template = template
         self.source = source
         self.index = index
@@ -371,11 +375,6 @@ class BoundPod:
     def meta(self) -> Obj:
         """What the loaders' checks and the informer order read of the metadata (RawObject.meta)."""
         return {"name": self.row[1], "namespace": self.row[0]}
-
-    @property
-    def key(self) -> str:
-        """The informer key (load/order.py meta_key): the name is never empty on a compact record."""
-        return f"{self.row[0]}/{self.row[1]}"
 
     def pod(self) -> Pod | None:
         """A new Pod (requests not yet computed); None: take the per-object path."""

@@ -25,7 +25,7 @@ import msgspec
 
 from kdiagnose.load.compact import BatchSource, BoundPod, Template, TemplateTable, template_pod
 from kdiagnose.load.raw import LoadResult, RawObject, record_list
-from kdiagnose.model.objects import Pod, pod_from_row
+from kdiagnose.model.objects import Node, Pod, pod_from_row
 
 __all__ = [
     "JOBS_ENV",
@@ -343,7 +343,15 @@ def _unpack(
                 rec.pre = pod_from_row(model, rec.row)
             append(RawObject(None, source, compact=rec))
         else:
-            append(RawObject(row[1], source, valid=row[2]))
+            raw = RawObject(row[1], source, valid=row[2])
+            if row[2] and row[1].get("kind") == "Node":
+                # The Node build_snapshot would model (without keep_raw), modelled now, while the workers
+                # decode the later ranges; if it fails, build_snapshot models it and reports the error.
+                try:
+                    raw.node = Node(row[1])
+                except Exception:  # build_snapshot raises what it always raised
+                    raw.node = None
+            append(raw)
     return out, end
 
 

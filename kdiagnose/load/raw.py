@@ -78,7 +78,7 @@ class RawObject:
     A streamed bound pod is held as `compact` (load/compact.py) and its dict built only when `obj` is read;
     load/snapshot.py and the readers' checks use `kind` and `meta`, which do not build it."""
 
-    __slots__ = ("_obj", "compact", "doc_index", "line", "source", "valid")
+    __slots__ = ("_obj", "compact", "doc_index", "line", "node", "source", "valid")
 
     def __init__(
         self,
@@ -97,6 +97,10 @@ class RawObject:
         # model.validation.validate(obj) passed already (in a decoding worker, load/parallel.py), so
         # build_snapshot need not check it again; any new object clears it.
         self.valid = valid
+        # A Node's model (model.objects.Node without keep_raw) made ahead of build_snapshot, which takes it
+        # once instead of modelling the object (load/parallel.py makes it while the workers decode); any
+        # new object clears it.
+        self.node: Any = None
 
     @property
     def obj(self) -> Obj:
@@ -109,6 +113,7 @@ class RawObject:
     def obj(self, value: Obj) -> None:
         self._obj = value
         self.valid = False
+        self.node = None
 
     def expand(self) -> Obj:
         """Build the object of a compact record and drop the record: from here on it is any object."""
