@@ -72,8 +72,10 @@ def canonical_order(raws: list[RawObject], *, namespaced: bool) -> list[RawObjec
     # A compact record (load/compact.py) knows its key without building its metadata.
     keys = [meta_key(r.meta, namespaced) if (k := r.compact_key) is None else k for r in raws]
     order = sorted(range(len(raws)), key=keys.__getitem__)
-    out = [raws[i] for i in order]
-    skeys = [keys[i] for i in order]
+    out = list(map(raws.__getitem__, order))
+    if len(set(keys)) == len(keys):
+        return out  # no two objects share a key (the usual dump): no ties to order (one C-level check)
+    skeys = list(map(keys.__getitem__, order))
     i = 0
     n = len(out)
     while i < n:
