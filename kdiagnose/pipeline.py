@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kdiagnose.errors import UsageError
+from kdiagnose.load.gcpause import PerItemGC
 from kdiagnose.model.pools import PoolSpec, pool_of
 from kdiagnose.remedies.safety import platform_warning
 from kdiagnose.results import PodReport, Remedy, Report
@@ -447,7 +448,13 @@ def diagnose_snapshot(
         if any(c > 1 for c in owners.values()):
             stream = None
 
+    per_pod_gc = PerItemGC()
+
     def one(pod: Pod) -> PodReport:
+        with per_pod_gc:
+            return one_pod(pod)
+
+    def one_pod(pod: Pod) -> PodReport:
         # What the pod's own state says (live mode triages from the API objects itself, commands/live.py).
         tri = triage_offline(snapshot, pod) if offline else None
         if pod.node_name:

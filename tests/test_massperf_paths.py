@@ -267,3 +267,72 @@ def test_report_with_remembered_spread_domains_equals_the_plain_report(
     assert any(n["plugin"] == names.POD_TOPOLOGY_SPREAD for p in fast["pods"] for n in p["nodes"].values())
     monkeypatch.setattr(spread, "MEMO_DOMAINS", False)
     assert doc() == fast
+
+
+def test_per_pod_collection_finds_each_pods_cycles_and_restores_the_collector() -> None:
+    import gc
+    import weakref
+
+    from kdiagnose.load import gcpause
+
+    class Node:
+        def __init__(self) -> None:
+            self.me = self
+
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        per = gcpause.PerItemGC()
+        refs = []
+        for _ in range(3):
+            with per:
+                assert not gc.isenabled()  # no collection inside a pod
+                cyc = Node()
+                refs.append(weakref.ref(cyc))
+                del cyc
+                assert refs[-1]() is not None  # only the collector frees a cycle
+            assert gc.isenabled()
+            assert refs[-1]() is None  # found by the collection after the pod
+        # An older cycle (promoted past the young generations) is found by the periodic full collection.
+        old = Node()
+        ref = weakref.ref(old)
+        gc.collect(1)  # old now sits in the oldest generation
+        del old
+        for _ in range(gcpause.FULL_COLLECTION_EVERY):
+            with per:
+                pass
+        assert ref() is None
+        # With the collector off before (the load's pause), it stays off and nothing is collected.
+        gc.disable()
+        with per:
+            pass
+        assert not gc.isenabled()
+    finally:
+        if was:
+            gc.enable()
+        else:
+            gc.disable()
+
+
+def test_pipeline_diagnoses_each_pod_under_the_per_pod_collection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """diagnose_snapshot runs each pod inside PerItemGC (one entry per pod); the report is the one a run
+    with the collector running on its thresholds gives."""
+    import gc
+
+    from kdiagnose import pipeline
+    from kdiagnose.load import gcpause
+
+    snap = _snapshot(2, "v1.34.1")
+    entered: list[bool] = []
+    real_enter = gcpause.PerItemGC.__enter__
+
+    def enter(self: Any) -> None:
+        real_enter(self)
+        entered.append(gc.isenabled())
+
+    monkeypatch.setattr(gcpause.PerItemGC, "__enter__", enter)
+    fast = report_document(pipeline.diagnose_snapshot(snap, source="varied.json"))
+    assert len(entered) == len(snap.pending) and not any(entered)
+    monkeypatch.setattr(gcpause.PerItemGC, "__enter__", lambda self: None)
+    monkeypatch.setattr(gcpause.PerItemGC, "__exit__", lambda self, *exc: None)
+    assert report_document(pipeline.diagnose_snapshot(_snapshot(2, "v1.34.1"), source="varied.json")) == fast

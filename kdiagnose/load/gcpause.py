@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import ParamSpec, TypeVar
 
-__all__ = ["FREEZE_ABOVE_OBJECTS", "paused_gc", "without_gc"]
+__all__ = ["FREEZE_ABOVE_OBJECTS", "PerItemGC", "paused_gc", "without_gc"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -47,3 +47,35 @@ def paused_gc(fn: Callable[P, R]) -> Callable[P, R]:
             return fn(*args, **kwargs)
 
     return wrapper
+
+
+# per_item: a full collection after this many items (cycles among objects that survived an item's own
+# collection, e.g. memoized diagnoses evicted later, are found there).
+FULL_COLLECTION_EVERY = 100
+
+
+class PerItemGC:
+    """The cycle collector run once per item of a loop (one pending pod's diagnosis) instead of whenever
+    allocations cross its thresholds. At 5,000 nodes one pod's replay and what-ifs allocate enough for ~20
+    young and ~2 middle collections, and a full one every few pods; each traced the pod's own live work
+    (verdict dicts, what-if snapshots) again, about a quarter of the diagnosis CPU (benchmarks/README.md).
+    Collection is off inside an item; after it, one collection of the young generations finds every cycle
+    the item left (all of its objects are young then), and every FULL_COLLECTION_EVERY items a full one.
+    Reference counting frees everything else as usual, so memory is bounded by one item's cycles. With the
+    collector already off (the load's own pause, a caller's), nothing changes."""
+
+    __slots__ = ("_items", "_was")
+
+    def __init__(self) -> None:
+        self._items = 0
+        self._was = False
+
+    def __enter__(self) -> None:
+        self._was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._was:
+            self._items += 1
+            gc.collect(2 if self._items % FULL_COLLECTION_EVERY == 0 else 1)
+            gc.enable()
