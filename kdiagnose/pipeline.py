@@ -448,13 +448,10 @@ def diagnose_snapshot(
         if any(c > 1 for c in owners.values()):
             stream = None
 
+    # One collection per pod, after its diagnosis and its text (load/gcpause.py PerItemGC).
     per_pod_gc = PerItemGC()
 
     def one(pod: Pod) -> PodReport:
-        with per_pod_gc:
-            return one_pod(pod)
-
-    def one_pod(pod: Pod) -> PodReport:
         # What the pod's own state says (live mode triages from the API objects itself, commands/live.py).
         tri = triage_offline(snapshot, pod) if offline else None
         if pod.node_name:
@@ -498,14 +495,19 @@ def diagnose_snapshot(
         emit, encode = stream.emit, stream.encode
 
         def encoded(indices: list[int]) -> list[tuple[int, Encoded]]:
-            return [(i, encode(report, one(ordered[i]))) for i in indices]
+            out: list[tuple[int, Encoded]] = []
+            for i in indices:
+                with per_pod_gc:
+                    out.append((i, encode(report, one(ordered[i]))))
+            return out
 
         for i, enc in _in_workers(groups, encoded, jobs):
             report.pods.append(emit(report, ordered[i], enc))
     else:
         for pod in ordered:
-            pr = one(pod)
-            report.pods.append(stream.pod(report, pr) if stream is not None else pr)
+            with per_pod_gc:
+                pr = one(pod)
+                report.pods.append(stream.pod(report, pr) if stream is not None else pr)
     # Each pod above is judged alone; an owner's replicas also compete with each other.
     for owner, owned in by_owner.items():
         if len(owned) > 1:

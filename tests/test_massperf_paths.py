@@ -302,6 +302,12 @@ def test_per_pod_collection_finds_each_pods_cycles_and_restores_the_collector() 
             with per:
                 pass
         assert ref() is None
+        # Nested (a pod's text written inside its item): the outermost item collects and restores.
+        with per:
+            with per:
+                pass
+            assert not gc.isenabled()
+        assert gc.isenabled()
         # With the collector off before (the load's pause), it stays off and nothing is collected.
         gc.disable()
         with per:
@@ -332,7 +338,7 @@ def test_pipeline_diagnoses_each_pod_under_the_per_pod_collection(monkeypatch: p
 
     monkeypatch.setattr(gcpause.PerItemGC, "__enter__", enter)
     fast = report_document(pipeline.diagnose_snapshot(snap, source="varied.json"))
-    assert len(entered) == len(snap.pending) and not any(entered)
+    assert len(entered) == len(snap.pending) and not any(entered)  # one item per pod, diagnosed and written
     monkeypatch.setattr(gcpause.PerItemGC, "__enter__", lambda self: None)
     monkeypatch.setattr(gcpause.PerItemGC, "__exit__", lambda self, *exc: None)
     assert report_document(pipeline.diagnose_snapshot(_snapshot(2, "v1.34.1"), source="varied.json")) == fast

@@ -64,18 +64,22 @@ class PerItemGC:
     Reference counting frees everything else as usual, so memory is bounded by one item's cycles. With the
     collector already off (the load's own pause, a caller's), nothing changes."""
 
-    __slots__ = ("_items", "_was")
+    __slots__ = ("_depth", "_items", "_was")
 
     def __init__(self) -> None:
         self._items = 0
+        self._depth = 0
         self._was = False
 
     def __enter__(self) -> None:
-        self._was = gc.isenabled()
-        gc.disable()
+        if self._depth == 0:  # re-entrant: the outermost item collects
+            self._was = gc.isenabled()
+            gc.disable()
+        self._depth += 1
 
     def __exit__(self, *exc: object) -> None:
-        if self._was:
+        self._depth -= 1
+        if self._depth == 0 and self._was:
             self._items += 1
             gc.collect(2 if self._items % FULL_COLLECTION_EVERY == 0 else 1)
             gc.enable()
