@@ -325,7 +325,13 @@ class Framework:
             d.prefilter_node_names = sorted(pre_result.node_names)
             candidates = [ni for ni in nodes if ni.name in pre_result.node_names]
             d.not_evaluated = [ni.name for ni in nodes if ni.name not in pre_result.node_names]
-            plugins = " ".join(sorted(with_nodes))
+            # The set the message names is the diagnosis's UnschedulablePlugins at this point (schedule_one.go,
+            # findNodesThatFitPod: `diagnosis.UnschedulablePlugins = unscheduledPlugins`, one shared set), so it
+            # also holds the plugin that rejected the nominated node in evaluateNominatedNode just before.
+            named = set(with_nodes)
+            if nominated_status is not None and nominated_status.plugin:
+                named.add(nominated_status.plugin)
+            plugins = " ".join(sorted(named))
             d.absent = Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{plugins}]")
             d.absent_counted = self.dialect.absent_nodes_counted
         d.verdicts = self._filter_nodes(state, pod, candidates)

@@ -346,14 +346,16 @@ def test_nominated_node_that_passes_is_taken_without_scoring() -> None:
 
 def test_nominated_node_outside_the_prefilter_result_keeps_its_filter_status() -> None:
     # evaluateNominatedNode writes the failed nominated node into the shared NodeToStatus, so it is an
-    # explicit entry (its own reason) and only the other node is "absent".
+    # explicit entry (its own reason) and only the other node is "absent". The rejecting plugin also goes
+    # into diagnosis.UnschedulablePlugins, the set the absent nodes' status names (findNodesThatFitPod), so
+    # the real scheduler writes [FakeFilter NodeAffinityLike] (fixtures/fuzz-found/v13x-nominated-node-...).
     spec = {
         "pre_filter": [("NodeAffinityLike", Inject(pre_filter_result=frozenset({"n1"})))],
         "filter": [("FakeFilter", _fails(INJ.format("p"), n1=U, n3=U))],
     }
     d = _build(spec, ["n1", "n2", "n3"]).schedule(_pod("p", nominated="n3"))
     assert d.message == (
-        "0/3 nodes are available: 1 node(s) didn't satisfy plugin(s) [NodeAffinityLike], "
+        "0/3 nodes are available: 1 node(s) didn't satisfy plugin(s) [FakeFilter NodeAffinityLike], "
         "2 injecting failure for pod p."
     )
 
