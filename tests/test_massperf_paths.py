@@ -254,6 +254,30 @@ def test_spread_node_domains_remembered_per_node_set_equal_a_fresh_pass(
 
 
 @pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_spread_node_domains_decided_per_node_class_equal_the_per_node_pass(
+    seed: int, version: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kdiagnose.scheduler.plugins.podtopologyspread import filtering as spread
+
+    snap = build_snapshot([RawObject(o, "varied.json") for o in _spread_items(seed)], dialect_for(version))
+    snaps = [snap, *_what_ifs(snap)]
+    monkeypatch.setattr(spread, "MEMO_DOMAINS", False)
+    states: list[list[Any]] = []
+    for by_class in (True, False):
+        monkeypatch.setattr(spread, "CLASS_DOMAINS", by_class)
+        got: list[Any] = []
+        for s in snaps:
+            fw = Framework(s, default_profile(s.dialect))
+            got += [_spread_state(fw, pod) for pod in s.pending]
+        states.append(got)
+    assert states[0] == states[1]
+    counted = [x for x in states[0] if x is not None]
+    # Both policies honoured and ignored, nodes left out by taints, hostname and zone keys were met.
+    assert len(counted) > 20 and any(0 in dict(c).values() for st in counted for c in st[0])
+
+
+@pytest.mark.parametrize("version", VERSIONS)
 def test_report_with_remembered_spread_domains_equals_the_plain_report(
     version: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

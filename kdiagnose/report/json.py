@@ -248,8 +248,8 @@ def _indent(data: bytes, spaces: int) -> bytes:
 
 
 class _Names:
-    """Per document: each node's `    "name": ` text and its pool's JSON, and its rank in name order (the
-    same for every pod)."""
+    """Per document: each node's `        "name": ` text (at its depth in -o json) and its pool's JSON, and
+    its rank in name order (the same for every pod)."""
 
     __slots__ = ("every", "pools", "prefix", "rank")
 
@@ -276,7 +276,7 @@ class _Names:
     def text(self, name: str) -> tuple[bytes, bytes]:
         t = self.prefix.get(name)
         if t is None:
-            t = self.prefix[name] = (b"    " + _dumps(name) + b": ", _dumps(self.pools.get(name)))
+            t = self.prefix[name] = (b"        " + _dumps(name) + b": ", _dumps(self.pools.get(name)))
         return t
 
     def order(self, names: list[str]) -> dict[str, int]:
@@ -288,7 +288,8 @@ class _Names:
 
 
 def _node_entries(pr: PodReport, pools: dict[str, str], names: _Names | None = None) -> bytes | None:
-    """The text of pod_document's "nodes" entries (at a pod's depth), or None to take the plain path.
+    """The text of pod_document's "nodes" entries as they read in the -o json document (a pod's entries in
+    the "pods" list: every line 4 spaces deeper than in the pod's own document), or None for the plain path.
 
     A feasible node's entry is a template filled with its scores (one per pod: every feasible node has
     the same score columns); a rejected one is orjson's text of its entry, shared by the nodes that share
@@ -318,11 +319,12 @@ def _node_entries(pr: PodReport, pools: dict[str, str], names: _Names | None = N
         # Plugin names are plain identifiers: their JSON is their text in quotes (else the plain path).
         if any(_dumps(c[0]) != b'"' + c[0].encode() + b'"' for c in cols):
             return None
-        scores = b",".join(b'\n        "%s": %%d' % c[0].encode() for c in cols)
+        scores = b",".join(b'\n            "%s": %%d' % c[0].encode() for c in cols)
         feasible_tpl = (
-            b'%s{\n      "details": [],\n      "plugin": null,\n      "pool": %s,\n      "reasons": [],'
-            b'\n      "scores": {' + scores + b'\n      },\n      "totalScore": %d,'
-            b'\n      "verdict": "Feasible",\n      "weightedScores": {' + scores + b"\n      }\n    }"
+            b'%s{\n          "details": [],\n          "plugin": null,\n          "pool": %s,'
+            b'\n          "reasons": [],\n          "scores": {' + scores + b"\n          },"
+            b'\n          "totalScore": %d,\n          "verdict": "Feasible",'
+            b'\n          "weightedScores": {' + scores + b"\n          }\n        }"
         )
     # Column at a time (C-level maps over the node lists), not a Python loop per node: the same values and
     # the same text per entry as formatting each node's entry on its own (test_fast_paths compares with the
@@ -358,7 +360,7 @@ def _node_entries(pr: PodReport, pools: dict[str, str], names: _Names | None = N
                         "totalScore": None,
                     }
                 ),
-                4,
+                8,
             )
         out.update(
             zip(rej_names, map(add, names.texts(rej_names)[0], map(bodies.__getitem__, keys)), strict=True)
@@ -393,7 +395,7 @@ def _node_entries(pr: PodReport, pools: dict[str, str], names: _Names | None = N
                             "totalScore": None,
                         }
                     ),
-                    4,
+                    8,
                 )
             out[name] = text(name)[0] + body
         if len(out) != len(vnames) + len(d.not_evaluated):
@@ -402,16 +404,18 @@ def _node_entries(pr: PodReport, pools: dict[str, str], names: _Names | None = N
 
 
 def _pod_bytes(pr: PodReport, pools: dict[str, str], names: _Names) -> bytes:
-    """orjson's text of pod_document(pr), the node map filled in as text when _node_entries can."""
+    """orjson's text of pod_document(pr) as it reads in the "pods" list (4 spaces deeper, `_indent`), the node
+    map filled in as text when _node_entries can (already at that depth: the megabytes of a 5,000-node map
+    are not copied once more to indent them)."""
     d = pr.diagnosis
     nodes = _node_entries(pr, pools, names) if d.verdicts or d.not_evaluated else None
     if nodes is None:
-        return _dumps(pod_document(pr, pools))
+        return _indent(_dumps(pod_document(pr, pools)), 4)
     doc = pod_document(pr, pools, with_nodes=False)
     head, hole, tail = _dumps(doc).partition(_NODES_HOLE)
     if not hole:
-        return _dumps(pod_document(pr, pools))
-    return head + b'\n  "nodes": {\n' + nodes + b"\n  },\n" + tail
+        return _indent(_dumps(pod_document(pr, pools)), 4)
+    return _indent(head, 4) + b'\n      "nodes": {\n' + nodes + b"\n      },\n    " + _indent(tail, 4)
 
 
 def _pods_parts(report: Report) -> tuple[bytes, bytes] | None:
@@ -439,7 +443,7 @@ class PodStream:
         if not self._start(report):
             return pr
         assert self._names is not None
-        self.out.write(b"    " + _indent(_pod_bytes(pr, report.node_pools, self._names), 4))
+        self.out.write(b"    " + _pod_bytes(pr, report.node_pools, self._names))
         return slim(pr)
 
     def _start(self, report: Report) -> bool:
@@ -466,7 +470,7 @@ class PodStream:
         if self._names is None:
             self._names = _Names(report.node_pools)
         d = pr.diagnosis
-        text = _indent(_pod_bytes(pr, report.node_pools, self._names), 4)
+        text = _pod_bytes(pr, report.node_pools, self._names)
         return text, (d.profile, d.num_all_nodes, d.handled, d.chosen, pr.owner)
 
     def emit(self, report: Report, pod: Pod, encoded: Encoded) -> PodReport:
@@ -521,5 +525,5 @@ def write(report: Report, out: BinaryIO) -> None:
     for i, pr in enumerate(prs):
         if i:
             out.write(b",\n")
-        out.write(b"    " + _indent(_pod_bytes(pr, report.node_pools, names), 4))
+        out.write(b"    " + _pod_bytes(pr, report.node_pools, names))
     out.write(b"\n  ]" + tail + b"\n")

@@ -273,6 +273,23 @@ class RequiredNodeSelector:
         return {}
 
 
+def label_keys(
+    sel: RequiredNodeSelector, added: list[NodeSelectorTerm] | None = None
+) -> tuple[str, ...] | None:
+    """The label keys the required selectors read, in a fixed order; None when a term reads a field (the
+    node's name), which makes every node distinct. Without fields a node's match is a function of the
+    values (or absence) of these keys: callers decide it once per distinct tuple of values."""
+    keys: dict[str, None] = {}
+    for k, _ in sel.node_selector or ():
+        keys[k] = None
+    for t in (*(sel.terms or ()), *(added or ())):
+        if t.fields is not None:
+            return None
+        for r in t.labels or ():
+            keys[r.key] = None
+    return tuple(keys)
+
+
 def parse_preferred_terms(terms: Any) -> list[tuple[NodeSelectorTerm, int]]:
     """NewPreferredSchedulingTerms: (term, weight) for weighted, non-empty, parsable terms.
 

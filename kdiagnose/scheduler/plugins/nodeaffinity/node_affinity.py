@@ -20,6 +20,7 @@ from kdiagnose.scheduler.plugins.helper.node_selector import (
     OBJECT_NAME_FIELD,
     NodeSelectorTerm,
     RequiredNodeSelector,
+    label_keys,
     parse_node_selector_terms,
     parse_preferred_terms,
 )
@@ -76,20 +77,6 @@ def _score_terms(terms: list[tuple[NodeSelectorTerm, int]], node: Node) -> int:
     return sum(w for t, w in terms if t.match(node))
 
 
-def _label_keys(sel: RequiredNodeSelector, added: list[NodeSelectorTerm] | None) -> tuple[str, ...] | None:
-    """The label keys the required selectors read, in a fixed order; None when a term reads a field (the
-    node's name), which makes every node distinct."""
-    keys: dict[str, None] = {}
-    for k, _ in sel.node_selector or ():
-        keys[k] = None
-    for t in (*(sel.terms or ()), *(added or ())):
-        if t.fields is not None:
-            return None
-        for r in t.labels or ():
-            keys[r.key] = None
-    return tuple(keys)
-
-
 class NodeAffinity(Plugin):
     name = names.NODE_AFFINITY
 
@@ -142,7 +129,7 @@ class NodeAffinity(Plugin):
         sel: RequiredNodeSelector | None = state.read(_PRE_FILTER_KEY)
         if sel is None:
             sel = RequiredNodeSelector.of(pod.node_selector, pod.affinity)
-        keys = _label_keys(sel, self.added_terms)
+        keys = label_keys(sel, self.added_terms)
         if keys is None:
             return super().filter_many(state, pod, nodes)
         memo: dict[tuple[str | None, ...], Status] = {}

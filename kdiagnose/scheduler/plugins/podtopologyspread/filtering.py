@@ -6,11 +6,12 @@ the pod's namespace; Filter is then a dictionary lookup per node.
 
 from __future__ import annotations
 
+from itertools import compress
 from typing import TYPE_CHECKING, Any
 
 from kdiagnose.scheduler import names
 from kdiagnose.scheduler.framework import SKIP, SUCCESS, CycleState, PreFilterResult, Status
-from kdiagnose.scheduler.plugins.helper.node_selector import RequiredNodeSelector
+from kdiagnose.scheduler.plugins.helper.node_selector import RequiredNodeSelector, label_keys
 from kdiagnose.scheduler.plugins.helper.spread import candidate_pods
 from kdiagnose.scheduler.plugins.podtopologyspread.common import HONOR, SpreadConstraint, node_has_all_keys
 
@@ -109,10 +110,83 @@ def spread_candidates(
 
 
 def _node_domains(
-    nodes: Iterable[NodeInfo], pod: Pod, constraints: list[SpreadConstraint], required: RequiredNodeSelector
+    snapshot: Snapshot, pod: Pod, constraints: list[SpreadConstraint], required: RequiredNodeSelector
 ) -> list[dict[str, str]]:
     """Which domain each node contributes to, per constraint (node name -> value, in node order): nodes need
     every constraint's key and must pass that constraint's inclusion policies (calPreFilterState)."""
+    sel_keys = label_keys(required) if any(c.node_affinity_policy == HONOR for c in constraints) else ()
+    if sel_keys is None or not CLASS_DOMAINS:
+        return _node_domains_per_node(snapshot.node_infos, pod, constraints, required)
+    # Whether a node counts for a constraint is a function of which constraint keys it has, of the values of
+    # the keys the required selector reads (no matchFields here) and of its taints when a policy honours
+    # them: decided once per class of nodes (a pool's nodes share one), then the node columns are filtered
+    # by class in C, not the inclusion policies run on every node.
+    part = _node_classes(
+        snapshot,
+        tuple(c.topology_key for c in constraints),
+        sel_keys,
+        any(c.node_taints_policy == HONOR for c in constraints),
+    )
+    out: list[dict[str, str]] = []
+    for c in constraints:
+        counted = [
+            node_has_all_keys(rep.node.labels, constraints) and c.include_node(pod, rep.node, required)
+            for rep in part.reps
+        ]
+        mask = list(map(counted.__getitem__, part.class_of))
+        # Counted nodes have the key: their values are strings (None only where the mask is False).
+        values = compress(part.values[c.topology_key], mask)
+        out.append(dict(zip(compress(part.names, mask), values, strict=True)))
+    return out
+
+
+class _NodeClasses:
+    """The snapshot's nodes by class (see _node_domains): per node its class, in node order; one node per
+    class; per topology key each node's value."""
+
+    __slots__ = ("class_of", "names", "reps", "values")
+
+    def __init__(self, nodes: list[NodeInfo], topo: tuple[str, ...], sel_keys: tuple[str, ...], taints: bool):
+        index: dict[Any, int] = {}
+        self.reps: list[NodeInfo] = []
+        self.class_of: list[int] = []
+        for ni in nodes:
+            labels = ni.node.labels
+            cls: Any = (tuple(map(labels.__contains__, topo)), tuple(map(labels.get, sel_keys)))
+            if taints:
+                cls = (cls, tuple(ni.node.taints))
+            k = index.get(cls)
+            if k is None:
+                k = index[cls] = len(self.reps)
+                self.reps.append(ni)
+            self.class_of.append(k)
+        self.names = [ni.name for ni in nodes]
+        self.values: dict[str, list[Any]] = {key: [ni.node.labels.get(key) for ni in nodes] for key in topo}
+
+
+_CLASSES_KEY = "podtopologyspread:node-classes"
+
+
+def _node_classes(
+    snapshot: Snapshot, topo: tuple[str, ...], sel_keys: tuple[str, ...], taints: bool
+) -> _NodeClasses:
+    """_NodeClasses of the snapshot's nodes, remembered in `node_cache` (node-only data) per key set: the
+    distinct pending pods that name the same keys (not values) share it."""
+    memo: dict[Any, _NodeClasses] = snapshot.node_cache.setdefault(_CLASSES_KEY, {})
+    key = (topo, sel_keys, taints)
+    hit = memo.get(key)
+    if hit is None:
+        hit = _NodeClasses(snapshot.node_infos, topo, sel_keys, taints)
+        if len(memo) >= _DOMAINS_KEPT:
+            del memo[next(iter(memo))]
+        memo[key] = hit
+    return hit
+
+
+def _node_domains_per_node(
+    nodes: Iterable[NodeInfo], pod: Pod, constraints: list[SpreadConstraint], required: RequiredNodeSelector
+) -> list[dict[str, str]]:
+    """_node_domains the plain way, every policy checked on every node (matchFields; tests compare)."""
     node_domain: list[dict[str, str]] = [{} for _ in constraints]
     for ni in nodes:
         node = ni.node
@@ -126,6 +200,8 @@ def _node_domains(
     return node_domain
 
 
+# Off: every node's inclusion policies are checked node by node (tests compare the two).
+CLASS_DOMAINS = True
 _DOMAINS_KEY = "podtopologyspread:node-domains"
 _DOMAINS_KEPT = 8  # a pod's diagnosis and its what-ifs share one; distinct pending pods each have theirs
 # Off: every PreFilter computes the node domains again (tests compare the two).
@@ -141,7 +217,7 @@ def node_domains(
     selector (when a policy honours node affinity) and the tolerations (when one honours taints): those
     are the key. Callers must not change the dicts."""
     if not MEMO_DOMAINS:
-        return _node_domains(snapshot.node_infos, pod, constraints, required)
+        return _node_domains(snapshot, pod, constraints, required)
     key = (
         tuple((c.topology_key, c.node_affinity_policy, c.node_taints_policy) for c in constraints),
         required if any(c.node_affinity_policy == HONOR for c in constraints) else None,
@@ -151,9 +227,9 @@ def node_domains(
     try:
         hit = memo.get(key)
     except TypeError:  # an unhashable selector value: not remembered
-        return _node_domains(snapshot.node_infos, pod, constraints, required)
+        return _node_domains(snapshot, pod, constraints, required)
     if hit is None:
-        hit = _node_domains(snapshot.node_infos, pod, constraints, required)
+        hit = _node_domains(snapshot, pod, constraints, required)
         if len(memo) >= _DOMAINS_KEPT:
             del memo[next(iter(memo))]
         memo[key] = hit
