@@ -44,6 +44,7 @@ class NodeInfo:
 
     __slots__ = (
         "allocatable",
+        "free",
         "name",
         "node",
         "non_zero_cpu",
@@ -69,9 +70,14 @@ class NodeInfo:
         self.pods_with_affinity: list[Pod] = []
         self.pods_with_required_anti_affinity: list[Pod] = []
         self.pvc_ref_counts: dict[str, int] = {}
+        # NodeResourcesFit's free room (pods, cpu, memory, ephemeral-storage), computed on its first read
+        # (noderesources/fit.py free_room) and dropped by add_pod/remove_pod, the only writers of the
+        # aggregates: nodes shared by what-if copies keep it.
+        self.free: tuple[int, int, int, int] | None = None
 
     def add_pod(self, pod: Pod, ports: list[tuple[str, str, int]] | None = None) -> None:
         """`ports`: pod.host_ports() when the caller has it (Snapshot() computes it once per spec)."""
+        self.free = None
         self.pods.append(pod)
         req = self.requested
         for k, v in pod.requests.items():
@@ -98,6 +104,7 @@ class NodeInfo:
         if i < 0:
             return
         pod = self.pods.pop(i)
+        self.free = None
         req = self.requested
         for k, v in pod.requests.items():
             req[k] = req.get(k, 0) - v

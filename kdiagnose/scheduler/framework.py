@@ -145,6 +145,10 @@ class Status:
         return ", ".join(self.reasons)
 
     def with_plugin(self, plugin: str) -> Status:
+        # Immutable: a Status that already names the plugin is its own copy (no second object per node
+        # for the batch filters that name themselves).
+        if self.plugin == plugin:
+            return self
         return Status(self.code, self.reasons, plugin, self.details)
 
     @staticmethod

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import and_, attrgetter, ge, gt, itemgetter, not_
 from typing import TYPE_CHECKING, Any
 
 from kdiagnose.model.requests import pod_requests
@@ -62,6 +64,23 @@ DEFAULT_RESOURCES: tuple[tuple[str, int], ...] = (("cpu", 1), ("memory", 1))
 _PRE_FILTER_KEY = "PreFilter" + names.NODE_RESOURCES_FIT
 _PRE_SCORE_KEY = "PreScore" + names.NODE_RESOURCES_FIT
 _FIXED = ("cpu", "memory", "ephemeral-storage")
+_FREE = attrgetter("free")
+_ROOM = itemgetter(0)
+
+
+def free_room(ni: NodeInfo) -> tuple[int, int, int, int]:
+    """NodeInfo.free: how many more pods fit (allocatable pods - bound pods) and the free cpu, memory and
+    ephemeral-storage (allocatable - requested), kept on the NodeInfo until add_pod/remove_pod drops it."""
+    free = ni.free
+    if free is None:
+        alloc, used = ni.allocatable, ni.requested
+        free = ni.free = (
+            alloc.get("pods", 0) - len(ni.pods),
+            alloc.get("cpu", 0) - used.get("cpu", 0),
+            alloc.get("memory", 0) - used.get("memory", 0),
+            alloc.get("ephemeral-storage", 0) - used.get("ephemeral-storage", 0),
+        )
+    return free
 
 
 def insufficient_reason(resource: str) -> str:
@@ -376,28 +395,32 @@ class Fit(Plugin):
         return self._verdict(req, node_info, self._dra_mapped())
 
     def filter_many(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status]:
-        """`filter` per node in one loop: a node where the pod's cpu, memory and ephemeral-storage fit the
-        free allocatable (and one more pod fits) passes on a few integer comparisons, as `fits_request`
-        checks them; any other node (and a pod with scalar resources) goes through `filter`'s own path."""
+        """`filter` over the nodes a column at a time: a node where the pod's cpu, memory and ephemeral-storage
+        fit the free allocatable (and one more pod fits) passes on the integer comparisons `fits_request`
+        makes, against each node's free room (`free_room`, kept on the NodeInfo until its pods change); the
+        other nodes get filter's Status, built directly; a pod with scalar resources takes `filter`."""
         req: _PodRequest | None = state.read(_PRE_FILTER_KEY)
         if req is None or req.scalar:
             return super().filter_many(state, pod, nodes)
+        frees = list(map(_FREE, nodes))
+        if None in frees:
+            frees = list(map(free_room, nodes))
+        # fits: one more pod fits (room >= 1) and, per requested fixed resource, request <= free.
+        fits = list(map(gt, map(_ROOM, frees), repeat(0)))
+        for i, (_, q) in enumerate(req.fixed, start=1):
+            if q > 0:
+                fits = list(map(and_, fits, map(ge, map(itemgetter(i), frees), repeat(q))))
+        out = [SUCCESS] * len(nodes)
+        if all(fits):
+            return out
         wanted = [(r, q, insufficient_reason(r)) for r, q in req.fixed if q > 0]
         uu = self.dialect.fit_uu_over_allocatable
-        out: list[Status] = []
-        append = out.append
-        for ni in nodes:
+        for j in compress(range(len(nodes)), map(not_, fits)):
+            ni = nodes[j]
             alloc = ni.allocatable
             n_pods = len(ni.pods)
             allowed = alloc.get("pods", 0)
             used = ni.requested
-            if n_pods + 1 <= allowed:
-                for r, q, _ in wanted:
-                    if q > alloc.get(r, 0) - used.get(r, 0):
-                        break
-                else:
-                    append(SUCCESS)
-                    continue
             # fits_request's InsufficientResources and filter's Status, built directly.
             reasons: list[str] = []
             details: list[dict[str, Any]] = []
@@ -414,7 +437,7 @@ class Fit(Plugin):
                     details.append({"resource": r, "requested": q, "free": a - u, "allocatable": a})
                     unresolvable = unresolvable or q > a
             code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if uu and unresolvable else Code.UNSCHEDULABLE
-            append(Status(code, tuple(reasons), "", tuple(details)))
+            out[j] = Status(code, tuple(reasons), self.name, tuple(details))
         return out
 
     def _verdict(self, req: _PodRequest, node_info: NodeInfo, dra_mapped: frozenset[str]) -> Status:
@@ -424,8 +447,9 @@ class Fit(Plugin):
         code = Code.UNSCHEDULABLE
         if self.dialect.fit_uu_over_allocatable and any(i.unresolvable for i in insufficient):
             code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        # Named here (filter_many too): the runner's with_plugin then keeps this object, one Status per node.
         return Status(
-            code, tuple(i.reason for i in insufficient), "", tuple(i.details() for i in insufficient)
+            code, tuple(i.reason for i in insufficient), self.name, tuple(i.details() for i in insufficient)
         )
 
     def _dra_mapped(self) -> frozenset[str]:
