@@ -78,9 +78,12 @@ def _docs(expression: str) -> list[dict[str, Any]]:
 def diagnose(tmp_path: Path, expression: str) -> tuple[int, dict[str, Any], str, float]:
     f = tmp_path / "dra.yaml"
     f.write_text(yaml.safe_dump_all(_docs(expression)))
-    start = time.monotonic()
+    # CPU seconds of this process (the CLI runs in it), not wall time: the bound is on the work done, which a
+    # loaded CI machine does not inflate the way it stretches the wall clock (4.8 s idle here took >10 s
+    # wall under a parallel test run). What the bounds catch is unbounded work: minutes to hours.
+    start = time.process_time()
     result = CliRunner().invoke(app, ["diagnose", str(f), "-o", "json"])
-    secs = time.monotonic() - start
+    secs = time.process_time() - start
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     assert "internal error" not in result.stderr, result.stderr
     return result.exit_code, json.loads(result.stdout), result.stderr, secs
@@ -114,7 +117,7 @@ def test_re2_syntax_errors_are_cel_runtime_errors() -> None:
 
 def test_nested_comprehensions_hit_the_cost_budget(tmp_path: Path) -> None:
     code, doc, _, secs = diagnose(tmp_path, NESTED_ALL)
-    assert secs < 10
+    assert secs < 30  # 10^8 evaluations without the budget
     assert code == 1
     assert f"exceeds the cost budget of {COST_BUDGET:,}" in _text(doc) and "not evaluated" in _text(doc)
 

@@ -195,5 +195,5 @@ def test_200mb_of_non_kubernetes_documents_fail_as_they_stream(
 
 
 def test_yaml_list_items_on_stdin_are_streamed_too() -> None:
-    code, err, _ = cli("-", stdin=b"- 1\n" * (5 << 20))
+    code, err, _ = cli("-", stdin=b"- 1\n" * (5 << 20), timeout=60)  # 3.6 s idle: the bound is for a hang
     one_error(code, err, "list item is not a Kubernetes object")
