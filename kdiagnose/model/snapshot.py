@@ -45,6 +45,7 @@ class NodeInfo:
     __slots__ = (
         "allocatable",
         "free",
+        "lowest_priority",
         "name",
         "node",
         "non_zero_cpu",
@@ -74,10 +75,13 @@ class NodeInfo:
         # (noderesources/fit.py free_room) and dropped by add_pod/remove_pod, the only writers of the
         # aggregates: nodes shared by what-if copies keep it.
         self.free: tuple[int, int, int, int] | None = None
+        # The lowest priority of its pods (DefaultPreemption: no pod below the preemptor's means no victim
+        # here), computed on first read like `free` and dropped with it.
+        self.lowest_priority: int | None = None
 
     def add_pod(self, pod: Pod, ports: list[tuple[str, str, int]] | None = None) -> None:
         """`ports`: pod.host_ports() when the caller has it (Snapshot() computes it once per spec)."""
-        self.free = None
+        self.free = self.lowest_priority = None
         self.pods.append(pod)
         req = self.requested
         for k, v in pod.requests.items():
@@ -104,7 +108,7 @@ class NodeInfo:
         if i < 0:
             return
         pod = self.pods.pop(i)
-        self.free = None
+        self.free = self.lowest_priority = None
         req = self.requested
         for k, v in pod.requests.items():
             req[k] = req.get(k, 0) - v

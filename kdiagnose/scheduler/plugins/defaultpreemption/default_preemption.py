@@ -164,6 +164,14 @@ class DefaultPreemption(Plugin):
         if type(self).is_preemption_allowed is DefaultPreemption.is_preemption_allowed:
             # is_preemption_allowed inlined: the scan runs over every pod of every potential node.
             priority = pod.priority
+            lowest = node_info.lowest_priority
+            if lowest is None:
+                # No pod: above any int32 priority.
+                lowest = node_info.lowest_priority = min(
+                    (p.priority for p in node_info.pods), default=1 << 31
+                )
+            if lowest >= priority:  # the node's pods are kept until one is added or removed: no scan
+                return [], 0, _NO_VICTIMS
             potential = [p for p in node_info.pods if p.priority < priority]
         else:
             potential = [p for p in node_info.pods if self.is_preemption_allowed(p, pod)]
