@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from kdiagnose.model.objects import Taint
@@ -23,9 +22,6 @@ ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 _UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 
 
-_CORDONED = attrgetter("node.unschedulable")
-
-
 class NodeUnschedulable(Plugin):
     name = names.NODE_UNSCHEDULABLE
 
@@ -41,8 +37,13 @@ class NodeUnschedulable(Plugin):
         # tolerates the cordon passes every node; otherwise cordoned nodes share one rejection.
         if any(t.tolerates(_UNSCHEDULABLE_TAINT) for t in pod.tolerations):
             return [SUCCESS] * len(nodes)
-        cordoned = list(map(_CORDONED, nodes))  # a column read in C, not a loop of ours per node
-        if not any(cordoned):
-            return [SUCCESS] * len(nodes)
-        rejection = self.filter(state, pod, nodes[next(j for j, c in enumerate(cordoned) if c)])
-        return [rejection if c else SUCCESS for c in cordoned]
+        rejection: Status | None = None
+        out: list[Status] = []
+        for ni in nodes:
+            if not ni.node.unschedulable:
+                out.append(SUCCESS)
+                continue
+            if rejection is None:
+                rejection = self.filter(state, pod, ni)
+            out.append(rejection)
+        return out

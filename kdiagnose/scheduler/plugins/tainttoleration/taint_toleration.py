@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from itertools import compress
-from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from kdiagnose.scheduler import names
@@ -33,7 +31,6 @@ ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
 
 _PRE_SCORE_KEY = "PreScore" + names.TAINT_TOLERATION
 _DO_NOT_SCHEDULE = ("NoSchedule", "NoExecute")
-_TAINTS = attrgetter("node.taints")
 
 
 def find_untolerated_taint(taints: list[Taint], tolerations: list[Toleration]) -> Taint | None:
@@ -92,21 +89,20 @@ class TaintToleration(Plugin):
         # The verdict is a function of the node's taints alone: decided once per distinct taint list
         # (a pool's nodes share theirs), the Status shared by the nodes that carry it. Each node's
         # class is computed once per snapshot, not per pod.
-        # Only the tainted nodes are visited (the taint lists read as one column in C).
-        lists = list(map(_TAINTS, nodes))
-        out = [SUCCESS] * len(nodes)
-        if not any(lists):
-            return out
         by_list = self._classes()
         memo: dict[object, Status] = {}
-        for j in compress(range(len(lists)), lists):
-            taints = lists[j]
+        out: list[Status] = []
+        for ni in nodes:
+            taints = ni.node.taints
+            if not taints:
+                out.append(SUCCESS)
+                continue
             e = by_list.get(id(taints))
             key = e[1] if e is not None and e[0] is taints else self._class_of(taints)
             st = memo.get(key)
             if st is None:
-                st = memo[key] = self.filter(state, pod, nodes[j])
-            out[j] = st
+                st = memo[key] = self.filter(state, pod, ni)
+            out.append(st)
         return out
 
     def score_many(
