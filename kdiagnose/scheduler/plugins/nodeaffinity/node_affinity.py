@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from operator import attrgetter, methodcaller
 from typing import TYPE_CHECKING, Any
 
 from kdiagnose.scheduler import names
@@ -78,9 +77,6 @@ def _score_terms(terms: list[tuple[NodeSelectorTerm, int]], node: Node) -> int:
     return sum(w for t, w in terms if t.match(node))
 
 
-_LABELS = attrgetter("node.labels")
-
-
 class NodeAffinity(Plugin):
     name = names.NODE_AFFINITY
 
@@ -136,15 +132,27 @@ class NodeAffinity(Plugin):
         keys = label_keys(sel, self.added_terms)
         if keys is None:
             return super().filter_many(state, pod, nodes)
-        # The values as columns read in C (one per key), not a loop of ours per node; any node with a class's
-        # values stands for it (the verdict and its details read only those values).
-        if not keys or not nodes:  # nothing read from the labels: one verdict for every node
-            return [self.filter(state, pod, nodes[0])] * len(nodes) if nodes else []
-        labels = list(map(_LABELS, nodes))
-        cols = [list(map(methodcaller("get", k), labels)) for k in keys]
-        classes: list[Any] = cols[0] if len(cols) == 1 else list(zip(*cols, strict=True))
-        verdict = {c: self.filter(state, pod, ni) for c, ni in dict(zip(classes, nodes, strict=True)).items()}
-        return list(map(verdict.__getitem__, classes))
+        memo: dict[tuple[str | None, ...], Status] = {}
+        out: list[Status] = []
+        if len(keys) == 1:
+            # One key (a nodeSelector or one term's expression): its value is the class, no tuple per node.
+            (k,) = keys
+            by_value: dict[str | None, Status] = {}
+            for ni in nodes:
+                v = ni.node.labels.get(k)
+                st = by_value.get(v)
+                if st is None:
+                    st = by_value[v] = self.filter(state, pod, ni)
+                out.append(st)
+            return out
+        for ni in nodes:
+            labels = ni.node.labels
+            key = tuple([labels.get(k) for k in keys])
+            st = memo.get(key)
+            if st is None:
+                st = memo[key] = self.filter(state, pod, ni)
+            out.append(st)
+        return out
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         na = pod.affinity.get("nodeAffinity") if pod.affinity else None
