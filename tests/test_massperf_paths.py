@@ -227,6 +227,31 @@ def _spread_state(fw: Framework, pod: Any) -> Any:
     return [list(c.items()) for c in s.counts], [c.paths for c in s.critical_paths]
 
 
+def _spread_states_both_ways(
+    seed: int, version: str, monkeypatch: pytest.MonkeyPatch, flag: str, times: int
+) -> tuple[Snapshot, list[Snapshot], list[Any]]:
+    """Every pending pod's PreFilter state (`times` PreFilters each) on a spread cluster and its what-if
+    copies, with the filtering module's `flag` on, then off; asserts the two agree and returns them."""
+    from kdiagnose.scheduler.plugins.podtopologyspread import filtering as spread
+
+    snap = build_snapshot([RawObject(o, "varied.json") for o in _spread_items(seed)], dialect_for(version))
+    snaps = [snap, *_what_ifs(snap)]
+    states: list[list[Any]] = []
+    for on in (True, False):
+        monkeypatch.setattr(spread, flag, on)
+        got: list[Any] = []
+        for s in snaps:
+            fw = Framework(s, default_profile(s.dialect))
+            got += [_spread_state(fw, pod) for pod in s.pending for _ in range(times)]
+        states.append(got)
+    assert states[0] == states[1]
+    counted = [x for x in states[0] if x is not None]
+    # Zero-count domains were met (as were domains left out by each policy: the clusters' taints, both
+    # inclusion policies honoured and ignored, hostname and zone keys).
+    assert len(counted) > 20 * times and any(0 in dict(c).values() for st in counted for c in st[0])
+    return snap, snaps, counted
+
+
 @pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_spread_node_domains_remembered_per_node_set_equal_a_fresh_pass(
@@ -234,21 +259,8 @@ def test_spread_node_domains_remembered_per_node_set_equal_a_fresh_pass(
 ) -> None:
     from kdiagnose.scheduler.plugins.podtopologyspread import filtering as spread
 
-    snap = build_snapshot([RawObject(o, "varied.json") for o in _spread_items(seed)], dialect_for(version))
-    snaps = [snap, *_what_ifs(snap)]
-    states: list[list[Any]] = []
-    for memo in (True, False):
-        monkeypatch.setattr(spread, "MEMO_DOMAINS", memo)
-        got: list[Any] = []
-        for s in snaps:
-            fw = Framework(s, default_profile(s.dialect))
-            # Twice: the second PreFilter of each pod reads the remembered domains.
-            got += [_spread_state(fw, pod) for pod in s.pending for _ in range(2)]
-        states.append(got)
-    assert states[0] == states[1]
-    counted = [x for x in states[0] if x is not None]
-    # Domains left out by each policy and zero-count domains were met.
-    assert len(counted) > 40 and any(0 in dict(c).values() for st in counted for c in st[0])
+    # Twice: the second PreFilter of each pod reads the remembered domains.
+    snap, snaps, _ = _spread_states_both_ways(seed, version, monkeypatch, "MEMO_DOMAINS", 2)
     assert snap.node_cache[spread._DOMAINS_KEY] is snaps[1].node_cache[spread._DOMAINS_KEY]
     assert spread._DOMAINS_KEY not in snaps[3].node_cache or snaps[3].node_cache is not snap.node_cache
 
@@ -260,21 +272,8 @@ def test_spread_node_domains_decided_per_node_class_equal_the_per_node_pass(
 ) -> None:
     from kdiagnose.scheduler.plugins.podtopologyspread import filtering as spread
 
-    snap = build_snapshot([RawObject(o, "varied.json") for o in _spread_items(seed)], dialect_for(version))
-    snaps = [snap, *_what_ifs(snap)]
-    monkeypatch.setattr(spread, "MEMO_DOMAINS", False)
-    states: list[list[Any]] = []
-    for by_class in (True, False):
-        monkeypatch.setattr(spread, "CLASS_DOMAINS", by_class)
-        got: list[Any] = []
-        for s in snaps:
-            fw = Framework(s, default_profile(s.dialect))
-            got += [_spread_state(fw, pod) for pod in s.pending]
-        states.append(got)
-    assert states[0] == states[1]
-    counted = [x for x in states[0] if x is not None]
-    # Both policies honoured and ignored, nodes left out by taints, hostname and zone keys were met.
-    assert len(counted) > 20 and any(0 in dict(c).values() for st in counted for c in st[0])
+    monkeypatch.setattr(spread, "MEMO_DOMAINS", False)  # every PreFilter computes the domains
+    _spread_states_both_ways(seed, version, monkeypatch, "CLASS_DOMAINS", 1)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
