@@ -167,6 +167,7 @@ def test_batch_filters_equal_filter_per_node(seed: int) -> None:
         "NodeAffinity",
         "NodeResourcesFit",
         "InterPodAffinity",
+        "PodTopologySpread",
     }
     rejected = 0
     for pod in snap.pending:
@@ -188,9 +189,11 @@ def _plain_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     from kdiagnose.scheduler.plugins.noderesources.balanced_allocation import BalancedAllocation
     from kdiagnose.scheduler.plugins.noderesources.fit import Fit
     from kdiagnose.scheduler.plugins.nodeunschedulable.node_unschedulable import NodeUnschedulable
+    from kdiagnose.scheduler.plugins.podtopologyspread.plugin import PodTopologySpread
     from kdiagnose.scheduler.plugins.tainttoleration.taint_toleration import TaintToleration
 
-    for cls in (NodeAffinity, TaintToleration, Fit, InterPodAffinity, NodeName, NodeUnschedulable):
+    batch_filters = (NodeAffinity, TaintToleration, Fit, InterPodAffinity, NodeName, NodeUnschedulable)
+    for cls in (*batch_filters, PodTopologySpread):
         monkeypatch.setattr(cls, "filter_many", Plugin.filter_many)
     for scorer in (Fit, BalancedAllocation, ImageLocality, TaintToleration):
         monkeypatch.setattr(scorer, "score_many", Plugin.score_many)

@@ -21,7 +21,7 @@ from kdiagnose.scheduler import names
 from kdiagnose.scheduler.framework import CycleState
 from kdiagnose.scheduler.plugins.interpodaffinity import filtering
 from kdiagnose.scheduler.profiles import default_profile
-from kdiagnose.scheduler.runner import Framework
+from kdiagnose.scheduler.runner import _SKIP_KEY, Framework
 from kdiagnose.versions import dialect_for
 from tests.varied import RawObject, varied_items
 
@@ -274,6 +274,37 @@ def test_spread_node_domains_decided_per_node_class_equal_the_per_node_pass(
 
     monkeypatch.setattr(spread, "MEMO_DOMAINS", False)  # every PreFilter computes the domains
     _spread_states_both_ways(seed, version, monkeypatch, "CLASS_DOMAINS", 1)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_spread_batch_filter_equals_filter_per_node(seed: int, version: str) -> None:
+    from kdiagnose.scheduler.plugins.podtopologyspread import filtering as spread_filtering
+
+    snap = build_snapshot([RawObject(o, "varied.json") for o in _spread_items(seed)], dialect_for(version))
+    fw = Framework(snap, default_profile(snap.dialect))
+    pl = fw.plugins[names.POD_TOPOLOGY_SPREAD]
+    copies = _copies(snap)
+    for i, c in enumerate(copies[::4]):  # nodes without a constraint's key (the other key at every 2nd)
+        c.node.labels = {k: v for k, v in c.node.labels.items() if k != (ZONE, HOST)[i % 2]}
+    seen: dict[str, int] = {}
+    for pod in snap.pending:
+        state = CycleState()
+        fw.run_pre_filter(state, pod)
+        if pl.name in state.read(_SKIP_KEY):
+            continue  # no hard constraint: the runner skips its Filter
+        for nodes in (snap.node_infos, copies, snap.node_infos[1::2] + copies[::2]):
+            want = [pl.filter(state, pod, ni) for ni in nodes]
+            assert pl.filter_many(state, pod, nodes) == want, pod.key
+            for st in want:
+                why = st.reasons[0] if st.reasons else "passed"
+                seen[why] = seen.get(why, 0) + 1
+    # Nodes passed, rejected for skew and, where a node lacks the key, for the missing label.
+    assert set(seen) == {
+        "passed",
+        spread_filtering.ERR_REASON_CONSTRAINTS_NOT_MATCH,
+        spread_filtering.ERR_REASON_NODE_LABEL_NOT_MATCH,
+    }, seen
 
 
 @pytest.mark.parametrize("version", VERSIONS)

@@ -10,7 +10,7 @@ import itertools
 from typing import TYPE_CHECKING, Any
 
 from kdiagnose.scheduler import names
-from kdiagnose.scheduler.framework import SKIP, SUCCESS, CycleState, PreFilterResult, Status, add_note
+from kdiagnose.scheduler.framework import SKIP, SUCCESS, Code, CycleState, PreFilterResult, Status, add_note
 from kdiagnose.scheduler.plugins.helper.spread import candidate_pods, pods_by_namespace
 from kdiagnose.scheduler.plugins.interpodaffinity.terms import (
     AffinityTerm,
@@ -41,6 +41,7 @@ __all__ = [
 ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't satisfy existing pods anti-affinity rules"
 ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
+_ANTI_REASONS = (ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,)
 
 PRE_FILTER_STATE_KEY = "PreFilter" + names.INTER_POD_AFFINITY
 _ANTI_INDEX_KEY = "interpodaffinity:nodes-with-required-anti-affinity"
@@ -482,15 +483,18 @@ def _own_anti_failure(
     if s.anti_counts:
         for i, t in enumerate(s.anti_affinity):
             value = labels.get(t.topology_key)
-            if value is not None and s.anti_counts.get((t.topology_key, value)) > 0:
-                pair = (t.topology_key, value)
-                return Status.unschedulable(
-                    ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
-                    details=(
+            if value is not None and (n := s.anti_counts.counts.get(pair := (t.topology_key, value), 0)) > 0:
+                # The Status built directly (Status.unschedulable's varargs cost as much as the rest): a
+                # hostname term that every node's pods match builds one per node.
+                return Status(
+                    Code.UNSCHEDULABLE,
+                    _ANTI_REASONS,
+                    "",
+                    (
                         {
                             "term": t.describe() if descs is None else descs[i],
                             "domain": f"{t.topology_key}={value}",
-                            "matchingPods": s.anti_counts.get(pair),
+                            "matchingPods": n,
                             "pods": list(s.anti_counts.witnesses.get(pair, [])),
                         },
                     ),
@@ -533,6 +537,9 @@ def filter_node(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
 _UNSET = Status(reasons=("unset",))  # a memo's "not computed yet" (never a verdict)
 
 
+_DomainKey = tuple[str | None, ...] | str | None  # the value of one term's key, or of each term's
+
+
 class _Judge:
     """filter_node's verdict for one PreFilterState over many nodes (filter_nodes), with the same Status
     content. satisfyPodAffinity's answer depends on a node only through the values of the affinity terms'
@@ -550,13 +557,17 @@ class _Judge:
         self.anti_keys = [t.topology_key for t in s.anti_affinity] if s.anti_counts else []
         # A hostname term's domains are single nodes: the memo rarely shares, the term's text still does.
         self.anti_descs = [t.describe() for t in s.anti_affinity] if s.anti_counts else []
-        self.aff_memo: dict[tuple[str | None, ...], Status | None] = {}
-        self.anti_memo: dict[tuple[str | None, ...], Status | None] = {}
+        self.aff_memo: dict[_DomainKey, Status | None] = {}
+        self.anti_memo: dict[_DomainKey, Status | None] = {}
 
     def __call__(self, labels: Mapping[str, str]) -> Status:
         s = self.s
+        key: _DomainKey
         if self.aff_keys:
-            key = tuple(map(labels.get, self.aff_keys))
+            keys = self.aff_keys
+            # One term (the common case): its value is the key. A tuple per node costs more than the
+            # memo saves: unlike a str, a tuple's hash is computed again at every lookup.
+            key = labels.get(keys[0]) if len(keys) == 1 else tuple(map(labels.get, keys))
             st = self.aff_memo.get(key, _UNSET)
             if st is _UNSET:
                 why = _affinity_failure(s, labels)
@@ -568,7 +579,8 @@ class _Judge:
             if st is not None:
                 return st
         if self.anti_keys:
-            key = tuple(map(labels.get, self.anti_keys))
+            keys = self.anti_keys
+            key = labels.get(keys[0]) if len(keys) == 1 else tuple(map(labels.get, keys))
             st = self.anti_memo.get(key, _UNSET)
             if st is _UNSET:
                 st = self.anti_memo[key] = _own_anti_failure(s, labels, self.anti_descs)

@@ -308,6 +308,57 @@ def filter_node(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
     return SUCCESS
 
 
+def filter_nodes(state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status]:
+    """`filter_node` over many nodes: a node passes when, for every constraint, it has the key and its
+    domain's count is at most maxSkew + the global minimum - the pod's self-match (filter_node's test, the
+    per-pod terms computed once); any other node gets filter_node's Status, built once per distinct tuple
+    of the constraints' values (it reads the node only through them) and shared by the nodes that have it."""
+    s = _state(state)
+    if s is None or not BATCH_FILTER:
+        return [filter_node(state, pod, ni) for ni in nodes]
+    keys = [c.topology_key for c in s.constraints]
+    limits = [
+        c.max_skew + s.min_match_num(i) - (1 if c.matches(pod.labels) else 0)
+        for i, c in enumerate(s.constraints)
+    ]
+    memo: dict[Any, Status] = {}
+    out: list[Status] = []
+    append = out.append
+    if len(keys) == 1:
+        # One constraint (the common case): its value is the class, no tuple per node.
+        (key,), (limit,), (counts,) = keys, limits, s.counts
+        for ni in nodes:
+            v = ni.node.labels.get(key)
+            if v is not None and counts.get(v, 0) <= limit:
+                append(SUCCESS)
+                continue
+            st = memo.get(v)
+            if st is None:
+                st = memo[v] = filter_node(state, pod, ni)
+            append(st)
+        return out
+    checks = list(zip(keys, limits, s.counts, strict=True))
+    for ni in nodes:
+        labels = ni.node.labels
+        for key, limit, counts in checks:
+            v = labels.get(key)
+            if v is None or counts.get(v, 0) > limit:
+                break
+        else:
+            append(SUCCESS)
+            continue
+        cls = tuple(map(labels.get, keys))
+        st = memo.get(cls)
+        if st is None:
+            st = memo[cls] = filter_node(state, pod, ni)
+        append(st)
+    return out
+
+
+# Off: filter_nodes calls filter_node on every node (tests compare the two).
+BATCH_FILTER = True
+
+
 def update_with_pod(
     state: CycleState, preemptor: Pod, updated: Pod, node_info: NodeInfo, delta: int
 ) -> Status:

@@ -97,6 +97,9 @@ class PodTopologySpread(Plugin):
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         return filtering.filter_node(state, pod, node_info)
 
+    def filter_many(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status]:
+        return filtering.filter_nodes(state, pod, nodes)
+
     def add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> Status:
         return filtering.update_with_pod(state, pod, pod_to_add, node_info, 1)
 
