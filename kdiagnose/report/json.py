@@ -251,20 +251,22 @@ class _Names:
     """Per document: each node's `        "name": ` text (at its depth in -o json) and its pool's JSON, and
     its rank in name order (the same for every pod)."""
 
-    __slots__ = ("every", "pools", "prefix", "rank")
+    __slots__ = ("every", "pool_text", "pools", "prefix", "rank")
 
     def __init__(self, pools: dict[str, str]) -> None:
         self.pools = pools
-        self.prefix: dict[str, tuple[bytes, bytes]] = {}
+        # Two dicts, not one of pairs: a column of either is one C-level map over the names.
+        self.prefix: dict[str, bytes] = {}
+        self.pool_text: dict[str, bytes] = {}
         self.rank: dict[str, int] = {}
         self.every: list[str] = []  # the names of `rank`, in name order
 
     def texts(self, names: list[str]) -> tuple[list[bytes], list[bytes]]:
         """text(name) of each name, as the column of prefixes and the column of pools."""
-        got = list(map(self.prefix.get, names))
-        if None in got:
-            got = list(map(self.text, names))
-        return [t[0] for t in got], [t[1] for t in got]  # type: ignore[index]
+        if not all(map(self.prefix.__contains__, names)):
+            for name in names:
+                self.text(name)
+        return list(map(self.prefix.__getitem__, names)), list(map(self.pool_text.__getitem__, names))
 
     def in_order(self, entries: dict[str, bytes]) -> list[str]:
         """The entries' names in name order (their rank's order, the order `order` sorts by)."""
@@ -276,8 +278,9 @@ class _Names:
     def text(self, name: str) -> tuple[bytes, bytes]:
         t = self.prefix.get(name)
         if t is None:
-            t = self.prefix[name] = (b"        " + _dumps(name) + b": ", _dumps(self.pools.get(name)))
-        return t
+            t = self.prefix[name] = b"        " + _dumps(name) + b": "
+            self.pool_text[name] = _dumps(self.pools.get(name))
+        return t, self.pool_text[name]
 
     def order(self, names: list[str]) -> dict[str, int]:
         if any(n not in self.rank for n in names):
