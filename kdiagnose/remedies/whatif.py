@@ -13,8 +13,6 @@ import re
 import shlex
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import compress, repeat
-from operator import is_, ne, not_
 from typing import Any
 
 import yaml
@@ -458,69 +456,63 @@ def _refilter(
         return None
     skipped: set[str] = state.read(_SKIP_KEY) or set()
     plugins = fw.filter_plugins
-    last = len(plugins)  # the "plugin" of a node the diagnosis found feasible: it passed every plugin
     index = {pl.name: i for i, pl in enumerate(plugins)}
-    # Column at a time (C-level maps over the node list), not dicts per node: this bookkeeping ran once per
-    # what-if over every node, and at 5,000 nodes it cost more than the changed plugins' own Filter calls.
-    stats = list(base.verdicts.values())
-    nis = list(map(fw.snapshot.node_info_by_name.get, names))
-    if None in nis:
-        return None
-    at: dict[int, int] = {}  # per distinct Status object: the index of the plugin that returned it
-    for st in {id(st): st for st in stats}.values():
-        if st.code is Code.ERROR:
+    by_name = fw.snapshot.node_info_by_name
+    # The diagnosis rejected a node at plugin k (a Status in `stands`: k unchanged, it rejects the node again
+    # unless a changed plugin before it does; in `waiting`: k changed, every plugin from k on runs again).
+    stands: dict[str, NodeInfo] = {}
+    stands_at: dict[int, list[tuple[str, Status]]] = {}
+    waiting: dict[str, NodeInfo] = {}
+    waiting_at: dict[int, list[str]] = {}
+    for name, st in base.verdicts.items():
+        ni = by_name.get(name)
+        if ni is None or st.code is Code.ERROR:
             return None
-        k = last if st.code is Code.SUCCESS else index.get(st.plugin or "", -1)
+        if st.code is Code.SUCCESS:
+            stands[name] = ni  # passed every plugin: only the changed ones run again
+            continue
+        k = index.get(st.plugin or "", -1)
         if k < 0:
             return None
-        at[id(st)] = k
-    ks = list(map(at.__getitem__, map(id, stats)))
-    n = len(ks)
-    # The nodes rejected at plugin k, by k. A node whose k is unchanged rejects again with the diagnosis's
-    # Status unless a changed plugin before k rejects it first; one whose k changed runs every plugin from k
-    # on (`rerun`), since the unchanged plugins after k never saw it in the diagnosis.
-    by_k: dict[int, list[int]] = {}
-    for j in compress(range(n), map(ne, ks, repeat(last))):
-        by_k.setdefault(ks[j], []).append(j)
-    is_changed = [pl.name in changed for pl in plugins]
-    dead = bytearray(n)  # 1: the node's what-if verdict is known (a rejection, in `out`)
-    out: list[Status | None] = [None] * n
-    rerun: list[int] = []
-    for i, pl in enumerate(plugins):
-        run = pl.name not in skipped
-        reached = by_k.get(i, ())
-        if is_changed[i]:
-            rerun.extend(j for j in reached if not dead[j])
+        if plugins[k].name in changed:
+            waiting[name] = ni
+            waiting_at.setdefault(k, []).append(name)
         else:
-            for j in reached:
-                if not dead[j]:
-                    if not run:  # an unchanged plugin that ran in the diagnosis is skipped: not the premise
-                        return None
-                    out[j] = stats[j]  # plugin k is unchanged: it rejects the node as in the diagnosis
-                    dead[j] = 1
+            stands[name] = ni
+            stands_at.setdefault(k, []).append((name, st))
+    rerun: dict[str, NodeInfo] = {}  # nodes in `waiting` whose plugin k is reached: every plugin runs
+    out: dict[str, Status] = {}
+    for i, pl in enumerate(plugins):
+        for name in waiting_at.get(i, ()):
+            if name in waiting:
+                rerun[name] = waiting.pop(name)
+        run = pl.name not in skipped
+        for name, st in stands_at.get(i, ()):
+            if name in stands:
+                if not run:
+                    return None  # an unchanged plugin that ran in the diagnosis is skipped: not the premise
+                del stands[name]
+                out[name] = st  # plugin k is unchanged: it rejects the node as in the diagnosis
         if not run:
             continue
-        if is_changed[i]:
-            batch = list(compress(range(n), map(not_, dead)))  # every node still open
+        if pl.name in changed:
+            batch = [*stands.items(), *waiting.items(), *rerun.items()]
         elif rerun:
-            batch = rerun = [j for j in rerun if not dead[j]]
+            batch = list(rerun.items())
         else:
             continue
         if not batch:
             continue
-        statuses = pl.filter_many(state, pod, list(map(nis.__getitem__, batch)))  # type: ignore[arg-type]
-        if all(map(is_, statuses, repeat(SUCCESS))):
-            continue
         wrapped: dict[int, Status] = {}
-        for j, st in zip(batch, statuses, strict=True):
+        for (name, _), st in zip(batch, pl.filter_many(state, pod, [ni for _, ni in batch]), strict=True):
             if st.code is Code.SUCCESS:
                 continue
             w = wrapped.get(id(st))
             if w is None:
                 w = wrapped[id(st)] = fw._rejection(pl, st)
-            out[j] = w
-            dead[j] = 1
-    return dict(zip(names, [SUCCESS if st is None else st for st in out], strict=True))
+            out[name] = w
+            stands.pop(name, None) or waiting.pop(name, None) or rerun.pop(name, None)
+    return {name: out.get(name, SUCCESS) for name in names}
 
 
 def with_bound(snapshot: Snapshot, binds: Sequence[tuple[Pod, str]]) -> Snapshot:

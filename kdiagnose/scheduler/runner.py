@@ -7,8 +7,8 @@ at the first failing filter, and builds the message in one place (fit_error.py).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from itertools import compress, repeat
-from operator import attrgetter, is_, is_not, not_
+from itertools import repeat
+from operator import is_
 from typing import TYPE_CHECKING
 
 from kdiagnose.scheduler import names as n
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 __all__ = ["Framework"]
 
 _SKIP_KEY = "framework/prefilter-skipped"
-_NAME = attrgetter("name")
 # Plugins with no replayable extension point of their own.
 _NOT_INSTANTIATED = {n.PRIORITY_SORT, n.DEFAULT_BINDER}
 
@@ -166,25 +165,19 @@ class Framework:
             # Most plugins pass every node still standing: one identity scan in C, no loop of our own.
             if all(map(is_, statuses, repeat(SUCCESS))):
                 continue
+            keep: list[NodeInfo] = []
             # A Status a batch filter shares between nodes is wrapped once and stays shared (the reports
-            # and -o json then treat those nodes' verdicts as one). Columns (C-level maps), not a loop per
-            # node: at 5,000 nodes this ran for every plugin that rejected a node, in every cycle.
-            failed = list(map(is_not, statuses, repeat(SUCCESS)))
-            rej = list(compress(statuses, failed))
-            distinct = {id(st): st for st in rej}
-            if any(st.code is Code.SUCCESS for st in distinct.values()):
-                failed = [st.code is not Code.SUCCESS for st in statuses]  # a success not SUCCESS itself
-                rej = list(compress(statuses, failed))
-                distinct = {id(st): st for st in rej}
-            wrapped = {k: self._rejection(pl, st) for k, st in distinct.items()}
-            rejected.update(
-                zip(
-                    map(_NAME, compress(remaining, failed)),
-                    map(wrapped.__getitem__, map(id, rej)),
-                    strict=True,
-                )
-            )
-            remaining = list(compress(remaining, map(not_, failed)))
+            # and -o json then treat those nodes' verdicts as one).
+            wrapped: dict[int, Status] = {}
+            for ni, st in zip(remaining, statuses, strict=True):
+                if st is SUCCESS or st.code is Code.SUCCESS:
+                    keep.append(ni)
+                else:
+                    w = wrapped.get(id(st))
+                    if w is None:
+                        w = wrapped[id(st)] = self._rejection(pl, st)
+                    rejected[ni.name] = w
+            remaining = keep
             if not remaining:
                 break
         # Node order kept: update() rewrites the values of keys already there (rejected names are a subset).
