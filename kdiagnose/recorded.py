@@ -302,7 +302,7 @@ def reason_counts(message: str) -> tuple[int | None, dict[str, int]]:
     return int(m.group(2)), out
 
 
-def _changes_since(when: float, nodes: Iterable[Obj], pods: Iterable[Obj]) -> list[str]:
+def _changes_since(when: float, nodes: Iterable[Obj], pods: Iterable[Pod]) -> list[str]:
     new_nodes = sum(
         1 for n in nodes if (parse_time(_d(n.get("metadata")).get("creationTimestamp")) or 0) > when
     )
@@ -312,12 +312,7 @@ def _changes_since(when: float, nodes: Iterable[Obj], pods: Iterable[Obj]) -> li
             if isinstance(c, dict) and (parse_time(c.get("lastTransitionTime")) or 0) > when:
                 cond_changes += 1
                 break
-    new_pods = sum(
-        1
-        for p in pods
-        if _d(p.get("spec")).get("nodeName")
-        and (parse_time(_d(p.get("metadata")).get("creationTimestamp")) or 0) > when
-    )
+    new_pods = sum(1 for p in pods if p.node_name and (parse_time(p.creation_timestamp) or 0) > when)
     out = []
     if new_nodes:
         out.append(f"{new_nodes} node(s) joined")
@@ -335,7 +330,7 @@ def build_recorded(
     *,
     now: float,
     nodes: Iterable[Obj] = (),
-    pods: Iterable[Obj] = (),
+    pods: Iterable[Pod] = (),
     num_nodes: int | None = None,
     configured_profiles: bool = False,
     extenders: Iterable[str] = (),
@@ -422,7 +417,7 @@ def _explain(
     event_time: float | None,
     event_source: str,
     nodes: Iterable[Obj],
-    pods: Iterable[Obj],
+    pods: Iterable[Pod],
     num_nodes: int | None,
     configured_profiles: bool,
     extenders: list[str],

@@ -270,7 +270,6 @@ def _load(
     if context is not None:
         from kdiagnose.commands.live import parse_timeout
         from kdiagnose.load.cluster import fetch_cluster, resolve_target
-        from kdiagnose.load.files import RawObject
         from kdiagnose.load.snapshot import build_snapshot
 
         timeout = parse_timeout(request_timeout)
@@ -281,7 +280,7 @@ def _load(
             chunk_size=chunk_size,
         )
         snap = build_snapshot(
-            (RawObject(o, f"context {context}") for o in fetched.objects),
+            fetched.raw_objects(),
             dialect,
             list_kinds=fetched.listed_kinds,
             unreadable=fetched.unreadable,

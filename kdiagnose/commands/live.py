@@ -146,7 +146,6 @@ def build_live_report(
     `remedy_limit`: search only the best N remedies per pod (pipeline.diagnose_snapshot)."""
     from kdiagnose.autoscaler.compare import attach_recorded
     from kdiagnose.load.cluster import no_gc
-    from kdiagnose.load.files import RawObject
     from kdiagnose.load.snapshot import build_snapshot
     from kdiagnose.model.objects import ModelError, Pod
     from kdiagnose.pipeline import diagnose_snapshot
@@ -167,16 +166,14 @@ def build_live_report(
     if denied:
         replay = []
     nodes = [o for o in fetched.objects if o.get("kind") == "Node"]
-    pods = [o for o in fetched.objects if o.get("kind") == "Pod"]
     snap = None
     if replay:
         list_kinds = set(fetched.listed_kinds)
         if fetched.events_readable:
             list_kinds.add("Event")
-        src = f"context {t.context}"
         with no_gc():
             snap = build_snapshot(
-                (RawObject(o, src) for o in fetched.objects),
+                fetched.raw_objects(),
                 dialect,
                 list_kinds=list_kinds,
                 admit=True,
@@ -202,7 +199,7 @@ def build_live_report(
             k8s_version_reason=dialect.reason,
             source=source,
             num_nodes=len(nodes),
-            num_pods=len(pods),
+            num_pods=sum(1 for o in fetched.objects if o.get("kind") == "Pod") + len(fetched.records),
         )
     report.warnings = list(fetched.warnings) + report.warnings
     report.missing_kinds = sorted(fetched.missing)
@@ -247,7 +244,7 @@ def build_live_report(
             pr.diagnosis if tri.replay else None,
             now=now,
             nodes=nodes,
-            pods=pods,
+            pods=snap.pods if snap is not None else (),
             num_nodes=report.num_nodes,
             configured_profiles=profiles is not None,
             extenders=extenders or (),
@@ -474,6 +471,8 @@ def run_live(opts: LiveOptions) -> tuple[Report, int]:
             k8s_version=opts.k8s_version,
             full=opts.full,
             chunk_size=opts.chunk_size,
+            # A snapshot file is written from the objects themselves: no compact records then.
+            compact=not opts.save_snapshot,
         )
     else:
         if opts.all_namespaces and opts.namespace:
@@ -493,10 +492,12 @@ def run_live(opts: LiveOptions) -> tuple[Report, int]:
             k8s_version=opts.k8s_version,
             full=opts.full,
             chunk_size=opts.chunk_size,
+            # A snapshot file is written from the objects themselves: no compact records then.
+            compact=not opts.save_snapshot,
         )
     if opts.debug:
         typer.echo(
-            f"debug: {fetched.requests} requests, {len(fetched.objects)} objects in {fetched.elapsed:.2f}s",
+            f"debug: {fetched.requests} requests, {fetched.count()} objects in {fetched.elapsed:.2f}s",
             err=True,
         )
     cfg = _scheduler_config(

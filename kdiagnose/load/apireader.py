@@ -12,8 +12,8 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from kdiagnose.errors import ClusterError
 from kdiagnose.load.kinds import KindSpec
@@ -27,10 +27,14 @@ __all__ = [
     "ApiReader",
     "ApiStatusError",
     "describe_status",
+    "json_object",
+    "list_item",
+    "list_items",
     "needed_permission",
 ]
 
 Obj = dict[str, Any]
+T = TypeVar("T")
 
 PAGE_LIMIT = 500
 MAX_PAGES = 10_000  # 5 million objects of one kind: a server past this is looping
@@ -253,20 +257,7 @@ class ApiReader:
 
     def _json(self, path: str, query: list[tuple[str, str]], verb: str = "get") -> Obj:
         """The answer as a JSON object, or ApiBodyError (truncated, not JSON, not an object)."""
-        import orjson
-
-        data = self._raw(path, query, verb)
-        try:
-            doc = orjson.loads(data)
-        except orjson.JSONDecodeError as e:
-            head = data[:40].decode("utf-8", "replace").strip()
-            what = "an HTML page" if head.lower().startswith(("<!doctype", "<html")) else "not valid JSON"
-            raise ApiBodyError(
-                path, f"GET {path}: {what} ({len(data)} bytes; {str(e).split(':')[0]})"
-            ) from None
-        if not isinstance(doc, dict):
-            raise ApiBodyError(path, f"GET {path}: a JSON {type(doc).__name__}, not an object")
-        return doc
+        return json_object(self._raw(path, query, verb), path)
 
     def get_json(self, path: str, query: list[tuple[str, str]] | None = None) -> Obj:
         return self._json(path, query or [])
@@ -290,12 +281,38 @@ class ApiReader:
         """Every item of a paginated list (limit + continue); a 410 Expired continue restarts it once.
         `limit` defaults to the reader's chunk size; 0 asks for the whole list at once. A token seen before,
         or more than MAX_PAGES pages, is a paging loop (ApiBodyError)."""
+
+        def page(data: bytes, path: str) -> tuple[list[Obj], Any]:
+            doc = json_object(data, path)
+            items = list_items(doc, spec, path)
+            return (list(map(transform, items)) if transform else items), doc.get("metadata")
+
+        out: list[Obj] = []
+        for items in self.pages(
+            spec, namespace, page, label_selector=label_selector, field_selector=field_selector, limit=limit
+        ):
+            out.extend(items)
+        return out
+
+    def pages(
+        self,
+        spec: KindSpec,
+        namespace: str | None,
+        decode: Callable[[bytes, str], tuple[T, Any]],
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        limit: int | None = None,
+    ) -> Sequence[T]:
+        """`list`'s paging, each page's body given to `decode`, which returns what the page holds and its
+        List metadata (read for the continue token): one value per page, in order. A 410 Expired restarts
+        the list once (what `decode` returned for the pages before is dropped)."""
         page = self.chunk_size if limit is None else limit
 
         path = spec.path(namespace)
         restarted = False
         while True:
-            items: list[Obj] = []
+            out: list[T] = []
             token = ""
             seen: set[str] = set()
             pages = 0
@@ -308,22 +325,11 @@ class ApiReader:
                         query.append(("fieldSelector", field_selector))
                     if token:
                         query.append(("continue", token))
-                    doc = self._json(path, query, "list")
-                    got = doc.get("items")
-                    if got is not None and not isinstance(got, list):
-                        raise ApiBodyError(path, f"LIST {path}: items is a {type(got).__name__}, not a list")
-                    for it in got or ():
-                        if not isinstance(it, dict):
-                            raise ApiBodyError(
-                                path, f"LIST {path}: an item is a {type(it).__name__}, not an object"
-                            )
-                        # List items carry no kind/apiVersion on the wire.
-                        obj = {"apiVersion": spec.group_version, "kind": spec.kind, **it}
-                        items.append(transform(obj) if transform else obj)
-                    meta = doc.get("metadata")
+                    got, meta = decode(self._raw(path, query, "list"), path)
+                    out.append(got)
                     raw_token = meta.get("continue") if isinstance(meta, dict) else None
                     if not raw_token:
-                        return items
+                        return out
                     if not isinstance(raw_token, str):
                         raise ApiBodyError(path, f"LIST {path}: the continue token is not a string")
                     token = raw_token
@@ -341,3 +347,33 @@ class ApiReader:
                     restarted = True  # the snapshot behind the continue token was compacted
                     continue
                 raise
+
+
+def json_object(data: bytes, path: str) -> Obj:
+    """An answer's body as a JSON object, or ApiBodyError (truncated, not JSON, not an object)."""
+    import orjson
+
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        head = data[:40].decode("utf-8", "replace").strip()
+        what = "an HTML page" if head.lower().startswith(("<!doctype", "<html")) else "not valid JSON"
+        raise ApiBodyError(path, f"GET {path}: {what} ({len(data)} bytes; {str(e).split(':')[0]})") from None
+    if not isinstance(doc, dict):
+        raise ApiBodyError(path, f"GET {path}: a JSON {type(doc).__name__}, not an object")
+    return doc
+
+
+def list_items(doc: Obj, spec: KindSpec, path: str) -> list[Obj]:
+    """A List answer's items, each with the kind and apiVersion the wire leaves out."""
+    got = doc.get("items")
+    if got is not None and not isinstance(got, list):
+        raise ApiBodyError(path, f"LIST {path}: items is a {type(got).__name__}, not a list")
+    return [list_item(it, spec, path) for it in got or ()]
+
+
+def list_item(it: Any, spec: KindSpec, path: str) -> Obj:
+    if not isinstance(it, dict):
+        raise ApiBodyError(path, f"LIST {path}: an item is a {type(it).__name__}, not an object")
+    # List items carry no kind/apiVersion on the wire.
+    return {"apiVersion": spec.group_version, "kind": spec.kind, **it}

@@ -39,6 +39,7 @@ from kdiagnose.load.kinds import (
     uses_namespace_selector,
 )
 from kdiagnose.load.kubeconfig import ClusterTarget, kubeconfig_paths, resolve_target
+from kdiagnose.load.raw import RawObject
 from kdiagnose.load.rbac import subject_from_denial
 from kdiagnose.load.trim import trim_node, trim_pod
 from kdiagnose.versions import Dialect, VersionError, dialect_for, dialect_for_server
@@ -100,6 +101,8 @@ class Fetched:
     target: ClusterTarget
     server_version: str = ""
     objects: list[Obj] = field(default_factory=list)  # every object for the snapshot (Events included)
+    # The bound pods of the Pod list decoded as compact records (load/live_pods.py), for the snapshot too.
+    records: list[RawObject] = field(default_factory=list)
     listed_kinds: set[str] = field(default_factory=set)
     missing: dict[str, str] = field(default_factory=dict)  # kind -> "forbidden" | "not served" | ...
     warnings: list[str] = field(default_factory=list)
@@ -118,6 +121,20 @@ class Fetched:
     elapsed: float = 0.0
     requests: int = 0
 
+    @property
+    def source(self) -> str:
+        return f"context {self.target.context}"
+
+    def raw_objects(self) -> Iterator[RawObject]:
+        """Everything fetched, as build_snapshot reads it."""
+        source = self.source
+        for o in self.objects:
+            yield RawObject(o, source)
+        yield from self.records
+
+    def count(self) -> int:
+        return len(self.objects) + len(self.records)
+
 
 def _missing_line(spec: KindSpec, reason: str) -> str:
     checks = f"; not verified: {spec.checks}" if spec.checks else ""
@@ -125,12 +142,16 @@ def _missing_line(spec: KindSpec, reason: str) -> str:
 
 
 class _Fetcher:
-    def __init__(self, reader: ApiReader, full: bool) -> None:
+    def __init__(self, reader: ApiReader, full: bool, compact: bool = True) -> None:
         self.reader = reader
         self.full = full
+        # The Pod list's bound pods as compact records (load/live_pods.py); not when the objects themselves
+        # are wanted (--full, --save-snapshot: records cannot be written back as objects).
+        self.compact = compact and not full
         self.pool = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="kdiagnose-list")
         self.out = Fetched(reader.target, fetched_at=time.time())
-        self.lists: dict[str, Future[list[Obj]]] = {}
+        # Each kind's items; the Pod list's are RawObjects when `compact` (load/live_pods.py).
+        self.lists: dict[str, Future[list[Any]]] = {}
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -149,9 +170,16 @@ class _Fetcher:
         nss = list(namespaces) if spec.namespaced else [None]
         transform = self._transform(kind)
 
-        def run() -> list[Obj]:
-            out: list[Obj] = []
+        def run() -> list[Any]:
+            out: list[Any] = []
             for ns in nss:
+                if kind == "Pod" and self.compact and transform is not None:
+                    from kdiagnose.load.live_pods import list_pods
+
+                    out.extend(
+                        list_pods(self.reader, spec, ns, field_selector=field_selector, transform=transform)
+                    )
+                    continue
                 out.extend(self.reader.list(spec, ns, transform=transform, field_selector=field_selector))
             return out
 
@@ -270,10 +298,10 @@ def _plan(fx: _Fetcher, targets: list[Obj], namespaces: list[str | None], dialec
             fx.start_list("DeviceTaintRule")
 
 
-def _required(fx: _Fetcher, fallback: bool) -> tuple[list[Obj], list[Obj]] | None:
+def _required(fx: _Fetcher, fallback: bool) -> tuple[list[Obj], list[Any]] | None:
     """The Node and Pod lists, or None when RBAC denies either and `fallback` allows reading on without
     them (both are read to name every missing permission). Any other failure is fatal."""
-    got: dict[str, list[Obj]] = {}
+    got: dict[str, list[Any]] = {}
     for kind in ("Node", "Pod"):
         spec = KINDS[kind]
         try:
@@ -290,20 +318,52 @@ def _required(fx: _Fetcher, fallback: bool) -> tuple[list[Obj], list[Obj]] | Non
     return got["Node"], got["Pod"]
 
 
+def _pods_need_namespaces(pods: list[Any]) -> bool:
+    """Some pod's own namespaceSelector term (anti-affinity, preferred terms): the replay reads Namespaces.
+    A compact record's spec is its Template's, read once per Template."""
+    from kdiagnose.load.compact import BoundPod
+
+    seen: set[int] = set()
+    for p in pods:
+        if isinstance(p, RawObject):
+            rec = p.compact
+            if isinstance(rec, BoundPod):
+                if id(rec.template) in seen:
+                    continue
+                seen.add(id(rec.template))
+                if uses_namespace_selector({"spec": rec.template.spec()}):
+                    return True
+                continue
+            p = p.obj
+        if uses_namespace_selector(p):
+            return True
+    return False
+
+
 def _collect(fx: _Fetcher, targets: list[Obj], *, fallback: bool = False) -> bool:
-    """The lists into fx.out.objects; False (nothing collected) when the replay is denied (`_required`)."""
+    """The lists into fx.out.objects (and the Pod list's compact records into fx.out.records); False
+    (nothing collected) when the replay is denied (`_required`)."""
     out = fx.out
     required = _required(fx, fallback)
     if required is None:
         return False
     nodes, pods = required
-    # Existing pods' own namespaceSelector terms (anti-affinity, preferred terms) need Namespaces too.
-    if "Namespace" not in fx.lists and any(uses_namespace_selector(p) for p in pods):
+    if "Namespace" not in fx.lists and _pods_need_namespaces(pods):
         fx.start_list("Namespace")
     # The targets as fetched are fresher than the list; a terminal target is not in the list at all.
-    by_key = {_key(p): p for p in targets}
+    by_key = {_key(p) for p in targets}
     transform = fx._transform("Pod")
-    merged = [p for p in pods if _key(p) not in by_key]
+    merged: list[Obj] = []
+    for p in pods:
+        if isinstance(p, RawObject):
+            rec = p.compact
+            if rec is not None:
+                if rec.key not in by_key:
+                    out.records.append(p)
+                continue
+            p = p.obj
+        if _key(p) not in by_key:
+            merged.append(p)
     merged.extend(transform(p) if transform else p for p in targets)
     out.objects.extend(nodes)
     out.objects.extend(merged)
@@ -382,10 +442,11 @@ def fetch_for_pod(
     k8s_version: str | None = None,
     full: bool = False,
     chunk_size: int = PAGE_LIMIT,
+    compact: bool = True,
 ) -> tuple[Fetched, Dialect]:
     """Everything `kdiagnose pod NAME` needs, in two rounds: /version + the pod, then the lists in parallel."""
     reader = ApiReader(target, timeout, chunk_size)
-    fx = _Fetcher(reader, full)
+    fx = _Fetcher(reader, full, compact)
     start = time.monotonic()
     try:
         version_f = fx.pool.submit(_connect, reader, k8s_version)
@@ -502,10 +563,11 @@ def fetch_for_pods(
     k8s_version: str | None = None,
     full: bool = False,
     chunk_size: int = PAGE_LIMIT,
+    compact: bool = True,
 ) -> tuple[Fetched, Dialect]:
     """Everything `kdiagnose pods` needs: the Pending pods in scope (namespace None = all), then the lists."""
     reader = ApiReader(target, timeout, chunk_size)
-    fx = _Fetcher(reader, full)
+    fx = _Fetcher(reader, full, compact)
     start = time.monotonic()
     try:
         version_f = fx.pool.submit(_connect, reader, k8s_version)

@@ -304,7 +304,8 @@ def template_pod(tpl: Template) -> Pod | None:
 
 class BatchSource:
     """Where a decoded batch of items came from, to decode one of them again (BoundPod.to_obj): a file's
-    byte range (re-read, and refused if the file changed since) or an in-memory input's. `typed`: the
+    byte range (re-read, and refused if the file changed since) or an in-memory input's; neither for a live
+    List's pages (load/live_pods.py). `typed`: the
     (kind, apiVersion) of a typed List's items, which carry neither."""
 
     __slots__ = ("data", "hi", "lo", "path", "stamp", "typed")
@@ -334,8 +335,12 @@ class BatchSource:
         if last is None or last[0] is not self:
             if self.data is not None:
                 body = self.data[self.lo : self.hi]
+            elif self.path is None:
+                # A live list's records keep no bytes (load/live_pods.py), and nothing reads them back.
+                from kdiagnose.errors import InputError
+
+                raise InputError("a pod of the live list cannot be decoded again (its bytes are not kept)")
             else:
-                assert self.path is not None
                 with open(self.path, "rb") as f:
                     if file_stamp(self.path) != self.stamp:
                         from kdiagnose.errors import InputError

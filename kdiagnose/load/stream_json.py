@@ -17,7 +17,7 @@ the ordinary way, which also produces the precise error message.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -43,7 +43,7 @@ from kdiagnose.load.limits import LimitError, check_value
 from kdiagnose.load.raw import LoadResult, RawObject, record_list
 from kdiagnose.load.trim import trim_object
 
-__all__ = ["BLOCK_SIZE", "decode_range", "load_json_list"]
+__all__ = ["BLOCK_SIZE", "decode_items", "decode_range", "load_json_list"]
 
 Obj = dict[str, Any]
 
@@ -101,10 +101,12 @@ def _decode_batch(
     typed: tuple[str, str] | None = None,
     strict: bool = False,
     where: BatchSource | None = None,
+    per_object: Callable[[msgspec.Raw], Obj] | None = None,
 ) -> list[RawObject]:
     """The objects of `[item, item, ...]`: bound pods as compact records (load/compact.py), the rest whole
     (nodes trimmed). `typed` is (kind, apiVersion) of a typed List's items, which carry neither; `where`
-    the batch's place in its input (compact records decode their item again from it)."""
+    the batch's place in its input (compact records decode their item again from it); `per_object` how an
+    item that is not a compact record is decoded (the live reader's own per-object form), instead."""
     if where is None:
         where = BatchSource(None, bytes(batch[1:-1]), 0, len(batch) - 2, typed)
     items: Sequence[FastItem | RawItem]
@@ -120,6 +122,12 @@ def _decode_batch(
         except msgspec.ValidationError:
             if strict:
                 raise _Serial from None
+            if per_object is not None:
+                try:
+                    whole = _RAW.decode(batch)
+                except msgspec.DecodeError:
+                    raise _Fallback from None
+                return [RawObject(per_object(r), source) for r in whole]
             # Some item has a field of an unexpected type: decode the batch whole (the model reports it). Any
             # error of that decode (a number out of range, nesting) is files.py's to report, with its line.
             try:
@@ -162,6 +170,9 @@ def _decode_batch(
                 continue
         if raws is None:
             raws = _RAW.decode(batch)
+        if per_object is not None:
+            out.append(RawObject(per_object(raws[i]), source))
+            continue
         try:
             if bound:
                 # A bound pod of an unusual shape (no status, volumes not a list of mappings) or that fails
@@ -174,6 +185,23 @@ def _decode_batch(
         except (msgspec.DecodeError, RecursionError, ValueError, LimitError):
             raise _Fallback from None
     return out
+
+
+def decode_items(
+    items: msgspec.Raw,
+    source: str,
+    table: TemplateTable,
+    typed: tuple[str, str],
+    where: BatchSource,
+    per_object: Callable[[msgspec.Raw], Obj],
+) -> list[RawObject] | None:
+    """The items of one JSON array (a live List page's `items`, load/apireader.py): bound pods as compact
+    records, every other item as `per_object` makes it; None when the array is not one this decodes (the
+    caller then decodes it the ordinary way, which also names what is wrong)."""
+    try:
+        return _decode_batch(memoryview(items), source, table, typed, False, where, per_object)
+    except _Fallback:
+        return None
 
 
 def _checked(obj: Obj) -> Obj:

@@ -1,0 +1,135 @@
+"""The live Pod list decoded the way the offline loader decodes a big dump (load/stream_json.py).
+
+A live read of a 150,000-pod cluster used to decode every page whole (orjson, ~4 GB of dicts at the peak),
+trim each pod, and model, validate and admit each pod from its dict in build_snapshot. Here each page's
+body is read for its List metadata only (the continue token), `items` kept as bytes (msgspec.Raw), and the
+items are decoded as stream_json decodes a block of a dump: a bound pod of the usual shape becomes a
+compact record (load/compact.py: its per-pod values, and a Template shared by every pod of its spec, which
+is validated, admitted and modelled once), any other item the per-object way (`trim_pod` of its dict, as
+the list reader has always made it). The items of one page are decoded in a second thread while the next
+page is fetched, so the API server encodes page N+1 while this process decodes page N.
+
+What a compact record gives build_snapshot is exactly what the per-object path makes of the same item
+(tests/test_compact_pods.py, tests/test_live_pods.py). A record does not keep its item's bytes (that would
+hold the whole list, ~1 GB, in memory): nothing on the live path reads a bound pod's object back, and the
+one thing that would (two items with one key, which a consistent paginated List never has) is refused as
+a broken answer. A page in any other shape (items not a list, an item that is not an object, JSON orjson
+refuses) is decoded the ordinary way, which reports exactly what it always did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import msgspec
+import orjson
+from msgspec import Raw, Struct
+
+from kdiagnose.load.apireader import ApiBodyError, ApiReader, json_object, list_item, list_items
+from kdiagnose.load.compact import BatchSource, TemplateTable
+from kdiagnose.load.kinds import KindSpec
+from kdiagnose.load.order import meta_key
+from kdiagnose.load.raw import RawObject
+from kdiagnose.load.stream_json import decode_items
+
+__all__ = ["list_pods"]
+
+Obj = dict[str, Any]
+
+# Pages decoded ahead of the one being fetched: each waiting page holds its body (a few MB).
+_AHEAD = 2
+
+
+class _Shell(Struct):
+    """A List answer with its items left undecoded."""
+
+    metadata: Any = None
+    items: Raw = Raw(b"null")
+
+
+_SHELL = msgspec.json.Decoder(_Shell)
+
+
+class _Whole(Exception):
+    """An item orjson refuses: the page is decoded the ordinary way, which names the error."""
+
+
+def list_pods(
+    reader: ApiReader,
+    spec: KindSpec,
+    namespace: str | None,
+    *,
+    field_selector: str = "",
+    transform: Callable[[Obj], Obj],
+) -> list[RawObject]:
+    """Every pod of a paginated LIST as RawObjects: bound pods as compact records, the others `transform`ed
+    dicts. Errors are the list reader's (load/apireader.py ApiReader.list)."""
+    source = f"context {reader.target.context}"
+    typed = (spec.kind, spec.group_version)
+    # Records built from a live page keep no bytes to decode their item again from (see the module text).
+    where = BatchSource(None, None, 0, 0, typed)
+    table = TemplateTable()
+    worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kdiagnose-decode")
+    pending: list[Future[list[RawObject]]] = []
+
+    def ordinary(data: bytes, path: str) -> list[RawObject]:
+        return [RawObject(transform(o), source) for o in list_items(json_object(data, path), spec, path)]
+
+    def per_object(path: str) -> Callable[[Raw], Obj]:
+        def make(raw: Raw) -> Obj:
+            try:
+                it = orjson.loads(memoryview(raw))
+            except orjson.JSONDecodeError:
+                raise _Whole from None
+            return transform(list_item(it, spec, path))
+
+        return make
+
+    def items_of(data: bytes, items: Raw, path: str) -> list[RawObject]:
+        try:
+            got = decode_items(items, source, table, typed, where, per_object(path))
+        except _Whole:
+            got = None
+        return ordinary(data, path) if got is None else got
+
+    def page(data: bytes, path: str) -> tuple[Future[list[RawObject]], Any]:
+        shell: _Shell | None
+        try:
+            shell = _SHELL.decode(data)
+        except (msgspec.DecodeError, RecursionError):
+            shell = None
+        fut: Future[list[RawObject]] = Future()
+        if shell is None or bytes(memoryview(shell.items)[:1]) != b"[":
+            # Not an object, not JSON, items null or not a list: the ordinary reader's answer and errors.
+            fut.set_result(ordinary(data, path))
+            return fut, shell.metadata if shell is not None else None
+        if len(pending) >= _AHEAD:
+            pending[-_AHEAD].result()  # bounded: the decoder keeps up, or the fetch waits for it
+        fut = worker.submit(items_of, data, shell.items, path)
+        pending.append(fut)
+        return fut, shell.metadata
+
+    try:
+        futures = reader.pages(spec, namespace, page, field_selector=field_selector)
+        out: list[RawObject] = []
+        for f in futures:
+            out.extend(f.result())
+    finally:
+        worker.shutdown(wait=True, cancel_futures=True)
+    _refuse_duplicates(out, spec.path(namespace))
+    return out
+
+
+def _refuse_duplicates(objects: list[RawObject], path: str) -> None:
+    """One key twice in one List: a consistent paginated answer never has that, and a compact record cannot
+    be read back to choose between the two (load/order.py breaks such ties on the objects' content)."""
+    keys = [meta_key(r.meta, True) if (k := r.compact_key) is None else k for r in objects]
+    if len(set(keys)) == len(keys):
+        return
+    seen: set[str] = set()
+    for k in keys:
+        if k in seen:
+            raise ApiBodyError(path, f"LIST {path}: the server sent pod {k} twice")
+        seen.add(k)
