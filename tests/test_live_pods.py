@@ -1,10 +1,12 @@
 """The live Pod list decoded as compact records (load/live_pods.py) builds the same snapshot and the same
 report as the per-object reader (every page decoded whole, each pod trimmed and modelled from its dict),
-against the fake API server over real HTTP, with pages small enough that every list spans many of them."""
+against the fake API server over real HTTP, with pages small enough that every list spans many of them;
+with the pages decoded in worker processes (KDIAGNOSE_JOBS=2) and in this process alone (1)."""
 
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ import pytest
 from kdiagnose.commands.live import build_live_report
 from kdiagnose.errors import ClusterError
 from kdiagnose.load.cluster import Fetched, fetch_for_pods, resolve_target
+from kdiagnose.load.parallel import JOBS_ENV
 from kdiagnose.load.snapshot import build_snapshot
 from kdiagnose.report.json import report_document
 from kdiagnose.versions import Dialect
@@ -24,11 +27,12 @@ from tests.varied import varied_items
 Obj = dict[str, Any]
 
 
-@pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+@pytest.fixture(autouse=True, params=["2", "1"], ids=["workers", "one-process"])
+def _isolated_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("KUBECONFIG", raising=False)
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv(JOBS_ENV, request.param)
 
 
 def _fetch(srv: FakeAPIServer, tmp_path: Path, release: str, *, compact: bool) -> tuple[Fetched, Dialect]:
@@ -53,6 +57,9 @@ def _assert_same(items: list[Obj], tmp_path: Path, release: str) -> None:
     assert not slow.records
     assert len(fast.records) == _bound(items)  # every bound pod of these clusters is a compact record
     assert fast.count() == slow.count()
+    # Pages past the first come from the workers, whose records arrive with their Pod built (rec.pre).
+    from_workers = sum(1 for r in fast.records if r.compact is not None and r.compact.pre is not None)  # type: ignore[attr-defined]
+    assert (from_workers > 0) == (os.environ[JOBS_ENV] == "2")
     a, b = _snapshot(fast, dialect), _snapshot(slow, dialect)
     assert snapshot_view(a) == snapshot_view(b)
     assert a.warnings == b.warnings

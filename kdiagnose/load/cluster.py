@@ -148,6 +148,12 @@ class _Fetcher:
         # The Pod list's bound pods as compact records (load/live_pods.py); not when the objects themselves
         # are wanted (--full, --save-snapshot: records cannot be written back as objects).
         self.compact = compact and not full
+        self.page_pool: Any = None
+        if self.compact:
+            from kdiagnose.load.live_pods import start_pool
+
+            # Its processes are forked here, before the first list thread exists (live_pods.PagePool).
+            self.page_pool = start_pool()
         self.pool = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="kdiagnose-list")
         self.out = Fetched(reader.target, fetched_at=time.time())
         # Each kind's items; the Pod list's are RawObjects when `compact` (load/live_pods.py).
@@ -155,6 +161,8 @@ class _Fetcher:
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
+        if self.page_pool is not None:
+            self.page_pool.close()
 
     def _transform(self, kind: str) -> Callable[[Obj], Obj] | None:
         if self.full:
@@ -177,7 +185,14 @@ class _Fetcher:
                     from kdiagnose.load.live_pods import list_pods
 
                     out.extend(
-                        list_pods(self.reader, spec, ns, field_selector=field_selector, transform=transform)
+                        list_pods(
+                            self.reader,
+                            spec,
+                            ns,
+                            field_selector=field_selector,
+                            transform=transform,
+                            pool=self.page_pool,
+                        )
                     )
                     continue
                 out.extend(self.reader.list(spec, ns, transform=transform, field_selector=field_selector))

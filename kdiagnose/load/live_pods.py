@@ -7,7 +7,11 @@ items are decoded as stream_json decodes a block of a dump: a bound pod of the u
 compact record (load/compact.py: its per-pod values, and a Template shared by every pod of its spec, which
 is validated, admitted and modelled once), any other item the per-object way (`trim_pod` of its dict, as
 the list reader has always made it). The items of one page are decoded in a second thread while the next
-page is fetched, so the API server encodes page N+1 while this process decodes page N.
+page is fetched, so the API server encodes page N+1 while this process decodes page N; from the second page
+on, in worker processes when there are cores for them (`PagePool`, forked before the fetch threads start):
+a worker decodes a page's items and sends them back packed as load/parallel.py's workers send a range of a
+file, and the decoding thread unpacks them in page order. A worker that cannot decode a page (an item of an
+unusual type, one orjson refuses) answers so, and the thread decodes that page itself.
 
 What a compact record gives build_snapshot is exactly what the per-object path makes of the same item
 (tests/test_compact_pods.py, tests/test_live_pods.py). A record does not keep its item's bytes (that would
@@ -19,6 +23,8 @@ refuses) is decoded the ordinary way, which reports exactly what it always did.
 
 from __future__ import annotations
 
+import itertools
+import os
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -34,12 +40,13 @@ from kdiagnose.load.order import meta_key
 from kdiagnose.load.raw import RawObject
 from kdiagnose.load.stream_json import decode_items
 
-__all__ = ["list_pods"]
+__all__ = ["PagePool", "list_pods", "start_pool"]
 
 Obj = dict[str, Any]
 
 # Pages decoded ahead of the one being fetched: each waiting page holds its body (a few MB).
 _AHEAD = 2
+_SESSIONS = itertools.count()
 
 
 class _Shell(Struct):
@@ -56,6 +63,39 @@ class _Whole(Exception):
     """An item orjson refuses: the page is decoded the ordinary way, which names the error."""
 
 
+class PagePool:
+    """Decoding processes for the Pod list's pages. Forked before any thread of the fetch exists (a fork
+    copies only the thread that calls it, so no lock another thread holds is copied taken): the first
+    submit of a fork-context executor starts every worker at once."""
+
+    def __init__(self, n: int) -> None:
+        from concurrent.futures import ProcessPoolExecutor
+
+        from kdiagnose.load.parallel import _context
+
+        self.n = n
+        self.pool = ProcessPoolExecutor(n, mp_context=_context())
+        self.pool.submit(int).result()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def start_pool() -> PagePool | None:
+    """Worker processes for a live read, or None: one core (`--jobs 1`, KDIAGNOSE_JOBS=1) or no workers."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from kdiagnose.load.parallel import jobs
+
+    n = jobs()
+    if n <= 1:
+        return None
+    try:
+        return PagePool(n)
+    except (OSError, BrokenProcessPool):
+        return None  # no processes here (limits, sandbox): the pages are decoded in this process
+
+
 def list_pods(
     reader: ApiReader,
     spec: KindSpec,
@@ -63,36 +103,47 @@ def list_pods(
     *,
     field_selector: str = "",
     transform: Callable[[Obj], Obj],
+    pool: PagePool | None = None,
 ) -> list[RawObject]:
     """Every pod of a paginated LIST as RawObjects: bound pods as compact records, the others `transform`ed
-    dicts. Errors are the list reader's (load/apireader.py ApiReader.list)."""
+    dicts. Errors are the list reader's (load/apireader.py ApiReader.list). `transform` is trim_pod unless
+    no `pool` is given."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from kdiagnose.load.parallel import _Received, _unpack
+
     source = f"context {reader.target.context}"
     typed = (spec.kind, spec.group_version)
     # Records built from a live page keep no bytes to decode their item again from (see the module text).
     where = BatchSource(None, None, 0, 0, typed)
     table = TemplateTable()
+    received: dict[int, _Received] = {}
+    session = f"live-{os.getpid()}-{next(_SESSIONS)}"
     worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kdiagnose-decode")
     pending: list[Future[list[RawObject]]] = []
+    ahead = _AHEAD if pool is None else 2 * pool.n + 1
+    broken = False
 
     def ordinary(data: bytes, path: str) -> list[RawObject]:
         return [RawObject(transform(o), source) for o in list_items(json_object(data, path), spec, path)]
 
-    def per_object(path: str) -> Callable[[Raw], Obj]:
-        def make(raw: Raw) -> Obj:
-            try:
-                it = orjson.loads(memoryview(raw))
-            except orjson.JSONDecodeError:
-                raise _Whole from None
-            return transform(list_item(it, spec, path))
-
-        return make
-
     def items_of(data: bytes, items: Raw, path: str) -> list[RawObject]:
         try:
-            got = decode_items(items, source, table, typed, where, per_object(path))
+            got = decode_items(items, source, table, typed, where, _per_object(spec, path, transform))
         except _Whole:
             got = None
         return ordinary(data, path) if got is None else got
+
+    def unpacked(data: bytes, items: Raw, path: str, fut: Future[Any]) -> list[RawObject]:
+        nonlocal broken
+        try:
+            got = fut.result()
+        except BrokenProcessPool:
+            broken = True  # a worker died (killed, out of memory): this process decodes the rest
+            got = None
+        if not isinstance(got, bytes):
+            return items_of(data, items, path)
+        return _unpack(got, source, table, None, typed, received)[0]
 
     def page(data: bytes, path: str) -> tuple[Future[list[RawObject]], Any]:
         shell: _Shell | None
@@ -105,8 +156,18 @@ def list_pods(
             # Not an object, not JSON, items null or not a list: the ordinary reader's answer and errors.
             fut.set_result(ordinary(data, path))
             return fut, shell.metadata if shell is not None else None
-        if len(pending) >= _AHEAD:
-            pending[-_AHEAD].result()  # bounded: the decoder keeps up, or the fetch waits for it
+        if len(pending) >= ahead:
+            pending[-ahead].result()  # bounded: the decoders keep up, or the fetch waits for them
+        if pool is not None and pending and not broken:
+            # Past the first page (a list of one page never starts the workers' work).
+            try:
+                proc = pool.pool.submit(_decode_page, (bytes(shell.items), source, spec.kind, path, session))
+            except BrokenProcessPool:
+                proc = None
+            if proc is not None:
+                fut = worker.submit(unpacked, data, shell.items, path, proc)
+                pending.append(fut)
+                return fut, shell.metadata
         fut = worker.submit(items_of, data, shell.items, path)
         pending.append(fut)
         return fut, shell.metadata
@@ -120,6 +181,57 @@ def list_pods(
         worker.shutdown(wait=True, cancel_futures=True)
     _refuse_duplicates(out, spec.path(namespace))
     return out
+
+
+def _per_object(spec: KindSpec, path: str, transform: Callable[[Obj], Obj]) -> Callable[[Raw], Obj]:
+    """How a page's item that is not a compact record is made: as the ordinary list reader makes it."""
+
+    def make(raw: Raw) -> Obj:
+        try:
+            it = orjson.loads(memoryview(raw))
+        except orjson.JSONDecodeError:
+            raise _Whole from None
+        return transform(list_item(it, spec, path))
+
+    return make
+
+
+_WORKER_TABLE: TemplateTable | None = None
+
+
+def _decode_page(args: tuple[bytes, str, str, str, str]) -> bytes | str:
+    """In a PagePool worker: a page's items decoded and packed for the parent (load/parallel.py _pack);
+    "serial" when the parent should decode the page itself. The worker's table validates and models each
+    spec (not deferred as a file's workers do): a record is made only of a spec that passes, as in the
+    parent, so no record ever needs its object back."""
+    from kdiagnose.load.gcpause import without_gc
+    from kdiagnose.load.kinds import KINDS
+    from kdiagnose.load.parallel import _pack, _sent
+    from kdiagnose.load.trim import trim_pod
+
+    global _WORKER_TABLE
+    items, source, kind, path, session = args
+    spec = KINDS[kind]
+    if _WORKER_TABLE is None:
+        _WORKER_TABLE = TemplateTable()
+    typed = (spec.kind, spec.group_version)
+    where = BatchSource(None, None, 0, 0, typed)
+    with without_gc():
+        try:
+            got = decode_items(
+                Raw(items), source, _WORKER_TABLE, typed, where, _per_object(spec, path, trim_pod)
+            )
+        except (_Whole, ApiBodyError):
+            got = None
+        if got is None:
+            return "serial"
+        sent = _sent(session)
+        before = sent.sizes()
+        try:
+            return _pack(got, None, sent)
+        except (msgspec.EncodeError, OverflowError, TypeError, ValueError):
+            sent.restore(before)  # an integer past 64 bits (msgpack): the parent decodes this page
+            return "serial"
 
 
 def _refuse_duplicates(objects: list[RawObject], path: str) -> None:

@@ -166,6 +166,15 @@ class _Sent:
             len(self.conds.values),
         )
 
+    def restore(self, sizes: tuple[int, int, int, int, int]) -> None:
+        """Forget what a `_pack` that failed added (its values never reached the parent), so the indices of
+        the next range sent still match the parent's lists (load/live_pods.py goes on after such a page)."""
+        for table, n in zip(
+            (self.templates, self.strs, self.labels, self.owners, self.conds), sizes, strict=True
+        ):
+            del table.values[n:]
+            table.index = {k: i for k, i in table.index.items() if i < n}
+
 
 _WORKER_SENT: _Sent | None = None
 
@@ -274,11 +283,11 @@ def _unpack(
     data: bytes,
     source: str,
     table: TemplateTable,
-    path: str,
+    path: str | None,
     typed: tuple[str, str] | None,
     received: dict[int, _Received],
 ) -> tuple[list[RawObject], int | None]:
-    """A range's objects from its worker's bytes. `received`: per worker pid, what it sent in its earlier
+    """A range's objects from its worker's bytes (`path` None: a live page's, load/live_pods.py). `received`: per worker pid, what it sent in its earlier
     ranges of this load (each worker's ranges come in the order it decoded them: the tasks are handed out,
     and their results read, in file order)."""
     end, pid, keys, spans, stamp, new_strs, new_labels, new_owners, new_conds, rows = msgspec.msgpack.decode(
