@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kdiagnose.commands.live import build_live_report
+from kdiagnose.commands.live import build_live_report, export_objects
 from kdiagnose.errors import ClusterError
 from kdiagnose.load.cluster import Fetched, fetch_for_pods, resolve_target
 from kdiagnose.load.parallel import JOBS_ENV
@@ -117,3 +117,26 @@ def test_a_pod_sent_twice_is_a_broken_answer(tmp_path: Path) -> None:
         str(e.value)
         == f"cannot list pods: malformed answer: LIST /api/v1/pods: the server sent pod {ns}/{name} twice"
     )
+
+
+def test_a_snapshot_file_is_made_of_objects_not_records(tmp_path: Path) -> None:
+    """--save-snapshot fetches with compact=False (commands/live.py run_live): records keep no bytes to write
+    back, so exporting a compact fetch is refused rather than saving a cluster without its bound pods."""
+    items = _admitted(varied_items(4, 2, 3, 1))
+    with FakeAPIServer(items, git_version="v1.34.1") as srv:
+        fast, _ = _fetch(srv, tmp_path, "v1.34.1", compact=True)
+        slow, _ = _fetch(srv, tmp_path, "v1.34.1", compact=False)
+    assert fast.records
+    with pytest.raises(ValueError, match="compact records"):
+        export_objects(fast, full=False)
+    saved = {
+        (o["metadata"].get("namespace", ""), o["metadata"]["name"])
+        for o in export_objects(slow, full=False)
+        if o.get("kind") == "Pod"
+    }
+    pods = {
+        (o["metadata"].get("namespace", "default"), o["metadata"]["name"])
+        for o in items
+        if o.get("kind") == "Pod"
+    }
+    assert saved == pods

@@ -132,7 +132,7 @@ def test_parallel_load_models_the_specs_while_decoding(
         parallel.set_jobs(None)
     templates = [r.compact.template for r in loaded.objects if r.compact is not None]
     assert templates
-    # Modelled when their range came back (load/parallel.py _unpack), not left to build_snapshot.
+    # Modelled when their range came back (load/wire.py unpack), not left to build_snapshot.
     assert all(t.model is not False for t in templates)
 
 

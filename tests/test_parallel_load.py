@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from kdiagnose.load import fast, parallel, stream_json
+from kdiagnose.load import fast, parallel, stream_json, wire
 from kdiagnose.load.files import load_paths
 from kdiagnose.load.snapshot import build_snapshot
 from kdiagnose.versions import dialect_for
@@ -311,7 +311,7 @@ def test_workers_check_whole_objects_and_the_parent_reports_a_failure(tmp_path: 
 def test_each_worker_sends_a_shared_value_once_per_load(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A worker sends each spec key, label set and owner list once per load, not once per range (_Sent):
+    """A worker sends each spec key, label set and owner list once per load, not once per range (wire.Sent):
     its later ranges refer to what it sent before, and the parent (_Received, per worker) resolves them to
     the objects the one-process load gives."""
     import msgspec
@@ -326,15 +326,15 @@ def test_each_worker_sends_a_shared_value_once_per_load(
     for i, p in enumerate(pods):
         p["metadata"]["labels"] = {"app": f"a{i % 2}"}
     path = _write(tmp_path, [*_nodes(), *pods, *EDGE_PODS])
-    real = parallel._unpack
+    real = parallel.unpack
     sent: list[tuple[int, list[bytes], int, int]] = []  # (pid, keys, label sets, specs used) per range
 
     def spy(data: bytes, *args: Any) -> Any:
         _, pid, keys, _, _, _, labels, _, _, rows = msgspec.msgpack.decode(data)
-        sent.append((pid, keys, len(labels), len({r[1] for r in rows if r[0] == parallel._BOUND})))
+        sent.append((pid, keys, len(labels), len({r[1] for r in rows if r[0] == wire.BOUND})))
         return real(data, *args)
 
-    monkeypatch.setattr(parallel, "_unpack", spy)
+    monkeypatch.setattr(parallel, "unpack", spy)
     _assert_same(path, jobs=(2,))
     sent.clear()
     assert _view(_load(path, 2)) == _view(_load(path, 1))
@@ -349,11 +349,11 @@ def test_each_worker_sends_a_shared_value_once_per_load(
 
 
 def test_a_worker_state_inherited_from_another_load_is_not_used(tmp_path: Path) -> None:
-    """A forked worker starts with its parent's module state: a _Sent of another load (which this load's
+    """A forked worker starts with its parent's module state: a wire.Sent of another load (which this load's
     parent never received) is replaced, not taken as sent."""
     path = _write(tmp_path, [*_nodes(), *EDGE_PODS])
     serial = _view(_load(path, 1))
-    stale = parallel._sent("another load")
+    stale = wire.sent_for("another load")
     stale.strs.add("shop", "shop")
     stale.labels.add(0, {})
     try:
@@ -361,7 +361,7 @@ def test_a_worker_state_inherited_from_another_load_is_not_used(tmp_path: Path) 
         assert _view(_load(path, 2)) == serial
         assert PARALLEL_RESULTS == [True]
     finally:
-        parallel._WORKER_SENT = None
+        wire._WORKER_SENT = None
 
 
 def test_nodes_modelled_ahead_are_the_snapshot_s_nodes(tmp_path: Path) -> None:

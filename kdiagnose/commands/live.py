@@ -360,6 +360,13 @@ def export_objects(fetched: Fetched, full: bool) -> list[Obj]:
     reads is dropped (container env/args/command/probes, most annotations, managedFields, ConfigMap/Secret data)."""
     from kdiagnose.load.cluster import KINDS
 
+    if fetched.records:
+        # The Pod list's compact records keep no bytes to write back (load/live_pods.py): a snapshot file is
+        # made of a fetch with compact=False, as run_live fetches for --save-snapshot. Not left to chance:
+        # writing the objects alone would save a cluster without its bound pods.
+        raise ValueError(
+            "export_objects: the pods were fetched as compact records (fetch with compact=False)"
+        )
     out: list[Obj] = []
     for obj in fetched.objects:
         if full:

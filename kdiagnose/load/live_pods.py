@@ -10,7 +10,7 @@ the list reader has always made it). The items of one page are decoded in a seco
 page is fetched, so the API server encodes page N+1 while this process decodes page N; from the second page
 on, in worker processes when there are cores for them (`PagePool`, forked before the fetch threads start):
 a worker decodes a page's items and sends them back packed as load/parallel.py's workers send a range of a
-file, and the decoding thread unpacks them in page order. A worker that cannot decode a page (an item of an
+file (load/wire.py), and the decoding thread unpacks them in page order. A worker that cannot decode a page (an item of an
 unusual type, one orjson refuses) answers so, and the thread decodes that page itself.
 
 What a compact record gives build_snapshot is exactly what the per-object path makes of the same item
@@ -66,16 +66,20 @@ class _Whole(Exception):
 class PagePool:
     """Decoding processes for the Pod list's pages. Forked before any thread of the fetch exists (a fork
     copies only the thread that calls it, so no lock another thread holds is copied taken): the first
-    submit of a fork-context executor starts every worker at once."""
+    submit of a fork-context executor forks every worker at once, before it returns (CPython's
+    concurrent/futures/process.py, `_start_executor_manager_thread`), and never forks again. Its answer is
+    not waited for: the workers start up while the fetch connects. Forking costs ~15 ms on every live
+    read with two cores or more, small or not: which read spans several pages is known only once its
+    threads run, too late to fork."""
 
     def __init__(self, n: int) -> None:
         from concurrent.futures import ProcessPoolExecutor
 
-        from kdiagnose.load.parallel import _context
+        from kdiagnose.load.wire import fork_context
 
         self.n = n
-        self.pool = ProcessPoolExecutor(n, mp_context=_context())
-        self.pool.submit(int).result()
+        self.pool = ProcessPoolExecutor(n, mp_context=fork_context())
+        self.pool.submit(int)
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -110,14 +114,14 @@ def list_pods(
     no `pool` is given."""
     from concurrent.futures.process import BrokenProcessPool
 
-    from kdiagnose.load.parallel import _Received, _unpack
+    from kdiagnose.load.wire import Received, unpack
 
     source = f"context {reader.target.context}"
     typed = (spec.kind, spec.group_version)
     # Records built from a live page keep no bytes to decode their item again from (see the module text).
     where = BatchSource(None, None, 0, 0, typed)
     table = TemplateTable()
-    received: dict[int, _Received] = {}
+    received: dict[int, Received] = {}
     session = f"live-{os.getpid()}-{next(_SESSIONS)}"
     worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kdiagnose-decode")
     pending: list[Future[list[RawObject]]] = []
@@ -143,7 +147,7 @@ def list_pods(
             got = None
         if not isinstance(got, bytes):
             return items_of(data, items, path)
-        return _unpack(got, source, table, None, typed, received)[0]
+        return unpack(got, source, table, None, typed, received)[0]
 
     def page(data: bytes, path: str) -> tuple[Future[list[RawObject]], Any]:
         shell: _Shell | None
@@ -200,14 +204,14 @@ _WORKER_TABLE: TemplateTable | None = None
 
 
 def _decode_page(args: tuple[bytes, str, str, str, str]) -> bytes | str:
-    """In a PagePool worker: a page's items decoded and packed for the parent (load/parallel.py _pack);
+    """In a PagePool worker: a page's items decoded and packed for the parent (load/wire.py pack);
     "serial" when the parent should decode the page itself. The worker's table validates and models each
     spec (not deferred as a file's workers do): a record is made only of a spec that passes, as in the
     parent, so no record ever needs its object back."""
     from kdiagnose.load.gcpause import without_gc
     from kdiagnose.load.kinds import KINDS
-    from kdiagnose.load.parallel import _pack, _sent
     from kdiagnose.load.trim import trim_pod
+    from kdiagnose.load.wire import pack, sent_for
 
     global _WORKER_TABLE
     items, source, kind, path, session = args
@@ -225,10 +229,10 @@ def _decode_page(args: tuple[bytes, str, str, str, str]) -> bytes | str:
             got = None
         if got is None:
             return "serial"
-        sent = _sent(session)
+        sent = sent_for(session)
         before = sent.sizes()
         try:
-            return _pack(got, None, sent)
+            return pack(got, None, sent)
         except (msgspec.EncodeError, OverflowError, TypeError, ValueError):
             sent.restore(before)  # an integer past 64 bits (msgpack): the parent decodes this page
             return "serial"
