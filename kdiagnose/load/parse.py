@@ -170,14 +170,21 @@ def _first_content_line(text: str) -> int:
     return text.count("\n", 0, m.start()) + 1 if m else 1
 
 
+def _may_start_line(text: str, *prefixes: str) -> bool:
+    """Whether a line of `text` may start with one of `prefixes`: the `(?m)^` patterns above tried at every
+    position cost ~20 ns a character (~190 ms per 8 MB batch of a streamed dump); a substring search, in C,
+    rules most texts out first. (`^` in MULTILINE mode matches at the start and after each "\\n" only.)"""
+    return text.startswith(prefixes) or any("\n" + p in text for p in prefixes)
+
+
 def _yaml_chunks(text: str) -> Iterator[tuple[str, int, bool]]:
     """(text, first line, more follow) of each document, split at `---` lines without building them all.
     (A `---` at column 0 ends any document, block scalars included: YAML's c-forbidden lines.) A file with
     directives or `...` end markers is one chunk for the parser to split."""
-    if _DOC_END_OR_DIRECTIVE.search(text):
+    if _may_start_line(text, "%", "...") and _DOC_END_OR_DIRECTIVE.search(text):
         yield text, _first_content_line(text), False
         return
-    marks = _DOC_MARK.finditer(text)
+    marks = _DOC_MARK.finditer(text) if _may_start_line(text, "---") else iter(())
     first = next(marks, None)
     if first is None:
         yield text, _first_content_line(text), False
