@@ -6,7 +6,8 @@ that is neither `- ...`, indentation nor a comment (`kind: List`, `metadata:`, `
 file is read in blocks; each block is cut before its last item start and the complete items are parsed as
 one small YAML sequence by files.py's own YAML decoder (yaml-rs, PyYAML as the fallback, with the same
 boolean/timestamp/merge-key/duplicate-key rules), so a 400 MB dump costs a batch of dicts at a time and
-bound Pods and Nodes are trimmed as they arrive.
+bound Pods and Nodes are trimmed as they arrive. A big List file's batches are parsed in worker processes
+(`_Batches`: the parse and its checks are most of a YAML load), the objects sent back in batch order.
 
 Any other layout, or a batch that fails to parse (anchors shared across items, tabs, a syntax error), makes
 `load_yaml_list` return False with the LoadResult untouched: files.py then reads the file whole and
@@ -15,16 +16,22 @@ reports the error with its line.
 
 from __future__ import annotations
 
+import itertools
+import os
 import re
+from collections import deque
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from kdiagnose.errors import InputError
+from kdiagnose.load.compact import TemplateTable
 from kdiagnose.load.gcpause import without_gc
 from kdiagnose.load.limits import MAX_SHAPELESS_DOCS, LimitError
 from kdiagnose.load.parse import _decode_yaml
 from kdiagnose.load.raw import LoadResult, RawObject, record_list, where
 from kdiagnose.load.trim import trim_object
+from kdiagnose.load.wire import Received
 
 __all__ = ["BLOCK_SIZE", "load_yaml_list"]
 
@@ -37,6 +44,7 @@ _ITEMS = re.compile(rb"(?m)^items:[ \t]*\r?\n(?=-[ \r\n])")
 _OUTSIDE = re.compile(rb"\n(?=[^ \t\r\n#-]|-[^ \r\n])")
 _ITEM_START = b"\n- "
 # A file that is itself a block sequence (`- kind: Pod ...`), after comments and an optional `---`.
+_SESSIONS = itertools.count()
 _TOP_SEQUENCE = re.compile(rb"\A(?:[ \t]*(?:#[^\n]*)?\r?\n)*(?:---[ \t]*\r?\n)?(?=-[ \r\n])")
 
 
@@ -92,9 +100,9 @@ def _batch(data: bytes, source: str, top: _TopLevel | None = None) -> list[RawOb
     return [RawObject(o, source) for o in map(top.keep, docs[0]) if o is not None]
 
 
-def _stream(f: BinaryIO, source: str) -> tuple[list[RawObject], Obj | None]:
+def _stream(f: BinaryIO, source: str, workers: int = 1) -> tuple[list[RawObject], Obj | None]:
     """(objects, the List without its items) of a kubectl-layout List, or (objects, None) of a file that
-    is one top-level sequence."""
+    is one top-level sequence. `workers` > 1: a List's batches are parsed in that many processes."""
     buf = f.read(BLOCK_SIZE)
     top: _TopLevel | None = None
     if buf.startswith(b"\xef\xbb\xbf"):
@@ -109,28 +117,12 @@ def _stream(f: BinaryIO, source: str) -> tuple[list[RawObject], Obj | None]:
     buf = b"\n" + buf[m.end() :]  # a leading newline: item starts and the end are then all b"\n..."
     pos = 1
     scanned = 0
-    objects: list[RawObject] = []
-    eof = False
-    while True:
-        end = _OUTSIDE.search(buf, scanned)
-        if end is not None:
-            objects.extend(_batch(buf[pos : end.start() + 1], source, top))
-            trailer = buf[end.start() + 1 :] + f.read()
-            break
-        if eof:
-            objects.extend(_batch(buf[pos:], source, top))
-            trailer = b""
-            break
-        scanned = max(len(buf) - 3, pos)  # the pattern reads up to two bytes past a newline
-        cut = buf.rfind(_ITEM_START, pos)
-        if cut > pos:
-            objects.extend(_batch(buf[pos : cut + 1], source, top))
-            pos = cut + 1
-        more = f.read(BLOCK_SIZE)
-        eof = not more
-        buf = buf[pos - 1 :] + more
-        scanned -= pos - 1
-        pos = 1
+    sink = _Batches(source, top, workers if top is None else 1)
+    try:
+        trailer = _cut(f, buf, pos, scanned, sink)
+        objects = sink.finish()
+    finally:
+        sink.close()
     if top is not None:
         if any(d is not None for d in _parse(trailer, source)):
             raise _Fallback  # more after the sequence: a syntax error files.py reports with its line
@@ -141,12 +133,149 @@ def _stream(f: BinaryIO, source: str) -> tuple[list[RawObject], Obj | None]:
     return objects, shell[0]
 
 
+def _cut(f: BinaryIO, buf: bytes, pos: int, scanned: int, sink: _Batches) -> bytes:
+    """Hand the items' text to `sink` in batches of whole items, read a block at a time; the text after
+    the item sequence (the List's other fields)."""
+    eof = False
+    while True:
+        end = _OUTSIDE.search(buf, scanned)
+        if end is not None:
+            sink.add(buf[pos : end.start() + 1])
+            return buf[end.start() + 1 :] + f.read()
+        if eof:
+            sink.add(buf[pos:])
+            return b""
+        scanned = max(len(buf) - 3, pos)  # the pattern reads up to two bytes past a newline
+        cut = buf.rfind(_ITEM_START, pos)
+        if cut > pos:
+            sink.add(buf[pos : cut + 1])
+            pos = cut + 1
+        more = f.read(BLOCK_SIZE)
+        eof = not more
+        buf = buf[pos - 1 :] + more
+        scanned -= pos - 1
+        pos = 1
+
+
+class _Batches:
+    """The batches of a stream, parsed here in order, or (`workers` > 1) in worker processes while the
+    next blocks are read and cut: a worker parses a batch as `_batch` does here and sends its objects back
+    packed (load/wire.py, as load/parallel.py's workers send a range of a JSON file), this process unpacks
+    them in batch order. A batch a worker cannot pack (an integer past 64 bits) is parsed here; one it
+    cannot parse alone makes the whole file take files.py's path (`_Fallback`), as in one process."""
+
+    def __init__(self, source: str, top: _TopLevel | None, workers: int) -> None:
+        self.source = source
+        self.top = top
+        self.objects: list[RawObject] = []
+        self.pool: Any = None
+        self.ahead: deque[tuple[bytes, Future[bytes | str]]] = deque()
+        # What the workers sent in earlier batches of this load (load/wire.py Sent/Received).
+        self.session = f"yaml-{os.getpid()}-{next(_SESSIONS)}"
+        self.table = TemplateTable()
+        self.received: dict[int, Received] = {}
+        self.limit = 2 * workers + 1  # batches in flight: each holds its text (a block) and its result
+        if workers > 1:
+            from concurrent.futures import ProcessPoolExecutor
+
+            from kdiagnose.load.wire import fork_context
+
+            try:
+                self.pool = ProcessPoolExecutor(workers, mp_context=fork_context())
+            except OSError:
+                self.pool = None  # no processes here (limits, sandbox): every batch is parsed here
+
+    def add(self, data: bytes) -> None:
+        if self.pool is None:
+            self.objects.extend(_batch(data, self.source, self.top))
+            return
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            fut = self.pool.submit(_work, (data, self.source, self.session))
+        except (BrokenProcessPool, RuntimeError):
+            self._serial()
+            self.objects.extend(_batch(data, self.source, self.top))
+            return
+        self.ahead.append((data, fut))
+        while len(self.ahead) > self.limit:
+            self._take()
+
+    def _take(self) -> None:
+        from concurrent.futures.process import BrokenProcessPool
+
+        from kdiagnose.load.wire import unpack
+
+        data, fut = self.ahead.popleft()
+        try:
+            got = fut.result()
+        except BrokenProcessPool:
+            # A worker died (killed, out of memory): this batch and the rest are parsed here.
+            self.ahead.appendleft((data, fut))
+            self._serial()
+            return
+        if got == "fallback":
+            raise _Fallback
+        if got == "serial":
+            self.objects.extend(_batch(data, self.source, self.top))
+            return
+        assert isinstance(got, bytes)
+        self.objects.extend(unpack(got, self.source, self.table, None, None, self.received)[0])
+
+    def _serial(self) -> None:
+        """The pool is gone: the batches in flight are parsed here, in order, and so are the next."""
+        pending = [data for data, _ in self.ahead]
+        self.ahead.clear()
+        self.close()
+        self.pool = None
+        for data in pending:
+            self.objects.extend(_batch(data, self.source, self.top))
+
+    def finish(self) -> list[RawObject]:
+        while self.ahead:
+            self._take()
+        return self.objects
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _work(args: tuple[bytes, str, str]) -> bytes | str:
+    """In a worker: one batch parsed as `_batch` parses it in the parent and packed for it; "fallback" when
+    it does not parse alone (the whole file then takes files.py's path, which names the error), "serial"
+    when it cannot be packed (the parent parses it itself)."""
+    import msgspec
+
+    from kdiagnose.load.wire import pack, sent_for
+
+    data, source, session = args
+    with without_gc():
+        try:
+            objects = _batch(data, source)
+        except _Fallback:
+            return "fallback"
+        sent = sent_for(session)
+        before = sent.sizes()
+        try:
+            return pack(objects, None, sent)
+        except (msgspec.EncodeError, OverflowError, TypeError, ValueError):
+            sent.restore(before)
+            return "serial"
+
+
 def load_yaml_list(path: Path | BinaryIO, source: str, result: LoadResult) -> bool:
     """Load a kubectl-layout YAML List file (or one top-level sequence) into `result`; False (and `result`
-    untouched) otherwise."""
+    untouched) otherwise. A List file of PARALLEL_MIN_BYTES or more is parsed in `jobs()` processes
+    (load/parallel.py: `--jobs`, KDIAGNOSE_JOBS)."""
+    from kdiagnose.load import parallel
+
     try:
         with path.open("rb") if isinstance(path, Path) else path as f, without_gc():
-            objects, shell = _stream(f, source)
+            workers = 1
+            if isinstance(path, Path) and os.fstat(f.fileno()).st_size >= parallel.PARALLEL_MIN_BYTES:
+                workers = parallel.jobs()
+            objects, shell = _stream(f, source, workers)
     except (_Fallback, OSError):
         return False
     if shell is None:

@@ -1,0 +1,122 @@
+"""A big YAML List's batches parsed in worker processes (load/stream_yaml.py `_Batches`) give exactly the
+objects and the snapshot the one-process stream gives: the same items in the same order, through the
+same trimming; a batch that does not parse alone sends the whole file to files.py either way, and a batch
+a worker cannot pack (an integer past 64 bits) is parsed by the parent."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kdiagnose.load import fast, parallel, stream_yaml, wire
+from kdiagnose.load.files import load_paths
+from kdiagnose.load.raw import LoadResult
+from kdiagnose.load.snapshot import build_snapshot
+from kdiagnose.versions import dialect_for
+from tests.test_compact_pods import _admitted
+from tests.test_fast_loaders import cluster_items, snapshot_view
+from tests.varied import varied_items
+
+UNPACKED: list[int] = []  # per batch the parent received from a worker: its objects
+
+
+@pytest.fixture(autouse=True)
+def small_batches(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Stream every file in blocks small enough for many batches, each to the workers."""
+    monkeypatch.setattr(fast, "FAST_MIN_BYTES", 0)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(stream_yaml, "BLOCK_SIZE", 2000)
+    real = wire.unpack
+
+    def spy(*args: Any) -> Any:
+        got = real(*args)
+        UNPACKED.append(len(got[0]))
+        return got
+
+    monkeypatch.setattr(wire, "unpack", spy)
+    UNPACKED.clear()
+    yield
+    parallel.set_jobs(None)
+
+
+def _load(path: Path, jobs: int) -> Any:
+    parallel.set_jobs(jobs)
+    return load_paths([str(path)])
+
+
+def _view(result: Any) -> list[tuple[Any, ...]]:
+    return [(copy.deepcopy(r.obj), r.where) for r in result.objects]
+
+
+def _write(tmp_path: Path, items: list[dict[str, Any]], *, sort_keys: bool = True) -> Path:
+    # As kubectl writes `get -o yaml`: apiVersion, items (each a block at column 0), kind, metadata.
+    path = tmp_path / "dump.yaml"
+    # Copied through JSON: no object shared between items, so PyYAML writes no alias (kubectl never does).
+    doc = {"apiVersion": "v1", "items": json.loads(json.dumps(items)), "kind": "List", "metadata": {}}
+    path.write_text(yaml.safe_dump(doc, sort_keys=sort_keys))
+    result = LoadResult()
+    assert stream_yaml.load_yaml_list(path, str(path), result)  # the streamed path takes it
+    return path
+
+
+def _assert_same(path: Path, release: str = "v1.34.1") -> None:
+    UNPACKED.clear()
+    serial = _load(path, 1)
+    assert UNPACKED == []
+    for n in (2, 3):
+        UNPACKED.clear()
+        par = _load(path, n)
+        assert len(UNPACKED) > 3  # the workers parsed the batches
+        assert _view(par) == _view(serial)
+        assert par.list_kinds == serial.list_kinds and par.files == serial.files
+        assert snapshot_view(build_snapshot(par.objects, dialect_for(release))) == snapshot_view(
+            build_snapshot(_load(path, 1).objects, dialect_for(release))
+        )
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_varied_cluster(tmp_path: Path, seed: int) -> None:
+    _assert_same(_write(tmp_path, _admitted(varied_items(12, 4, 5, seed))))
+
+
+def test_hand_made_cluster_keys_in_written_order(tmp_path: Path) -> None:
+    # Taints, priority classes, volumes, init containers, statuses of several shapes; keys not sorted.
+    _assert_same(_write(tmp_path, cluster_items(), sort_keys=False))
+
+
+def test_an_integer_past_64_bits_is_parsed_by_the_parent(tmp_path: Path) -> None:
+    items = _admitted(varied_items(6, 3, 2, 3))
+    odd = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"n": 2**70}}
+    path = _write(tmp_path, [*items[:20], odd, *items[20:]])
+    serial = _load(path, 1)
+    UNPACKED.clear()
+    par = _load(path, 2)
+    assert _view(par) == _view(serial)
+    assert any(r.obj.get("kind") == "Widget" and r.obj["spec"]["n"] == 2**70 for r in par.objects)
+    # Every object is there although one batch never came back from a worker packed.
+    assert 0 < sum(UNPACKED) < len(par.objects)
+
+
+def test_a_batch_that_does_not_parse_alone_takes_the_whole_file_path(tmp_path: Path) -> None:
+    # An anchor in one item and its alias in a later one: no batch parses alone; files.py decodes the
+    # whole file (aliases are expanded there), with workers or without.
+    items = _admitted(varied_items(6, 3, 2, 4))
+    path = _write(tmp_path, items)
+    parallel.set_jobs(1)
+    UNPACKED.clear()
+    text = path.read_text()
+    text = text.replace("- apiVersion: v1\n", "- apiVersion: &v v1\n", 1)
+    head, sep, tail = text.rpartition("- apiVersion: v1\n")
+    assert sep and "&v" in head
+    path.write_text(head + "- apiVersion: *v\n" + tail)
+    serial = _load(path, 1)
+    par = _load(path, 2)
+    assert _view(par) == _view(serial)
+    assert len(par.objects) == len(items)
+    assert not stream_yaml.load_yaml_list(path, str(path), LoadResult())
