@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
 from typing import Any
 
@@ -487,6 +488,15 @@ def main() -> int:
             # kubectl never writes anchors; PyYAML would alias the taint dicts shared between nodes.
             def ignore_aliases(self, data: Any) -> bool:
                 return True
+
+        # PyYAML quotes a string only where YAML 1.1 would read another type; kubectl (go-yaml) also
+        # quotes what reads as a YAML 1.2 float, such as a hex uid of digits and one "e" (`31415e926...`),
+        # which a 1.2 reader (yaml-rs) takes for a number (here: out of range). Quote those too.
+        Dumper.add_implicit_resolver(
+            "tag:yaml.org,2002:float",
+            re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$"),
+            list("-+.0123456789"),
+        )
 
         yaml.dump(doc, out, Dumper=Dumper, sort_keys=False)
     if out is not sys.stdout:

@@ -90,7 +90,7 @@ def diagnose_command(
         "--jobs",
         min=1,
         metavar="N",
-        help="Processes decoding a big JSON dump, and diagnosing many pending pods for -o json (default: KDIAGNOSE_JOBS, else the cores available).",
+        help="Processes decoding a big JSON or YAML dump, and diagnosing many pending pods for -o json (default: KDIAGNOSE_JOBS, else the cores available).",
     ),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
