@@ -52,21 +52,37 @@ Pair = tuple[str, str]
 
 class _LazyWitnesses:
     """Example pods per pair built on first read, from the match list, exactly as the updates of a fresh
-    PreFilter would have recorded them (a what-if's counts are adjusted from its parent's, not rebuilt)."""
+    PreFilter would have recorded them (a what-if's counts are adjusted from its parent's, not rebuilt).
 
-    __slots__ = ("_build", "_built")
+    `base`: the parent's example pods, right for every pair outside `touched` (the label pairs of the nodes
+    the what-if changed, before and after) when the matches on the other nodes are the parent's, in the
+    parent's order: a pair's examples are its first matches in that order, and none of them is on a
+    changed node. Those pairs are read from `base` without building the whole map (a hostname term that
+    every node's pods match rejects each node with its own pair's examples)."""
 
-    def __init__(self, build: Callable[[], dict[Pair, list[str]]]) -> None:
+    __slots__ = ("_base", "_build", "_built", "_touched")
+
+    def __init__(
+        self,
+        build: Callable[[], dict[Pair, list[str]]],
+        base: dict[Pair, list[str]] | _LazyWitnesses | None = None,
+        touched: frozenset[Pair] = frozenset(),
+    ) -> None:
         self._build: Callable[[], dict[Pair, list[str]]] | None = build
         self._built: dict[Pair, list[str]] = {}
+        self._base = base
+        self._touched = touched
 
     def materialize(self) -> dict[Pair, list[str]]:
         if self._build is not None:
             self._built = self._build()
             self._build = None
+            self._base = None
         return self._built
 
     def get(self, pair: Pair, default: list[str]) -> list[str]:
+        if self._base is not None and pair not in self._touched:
+            return self._base.get(pair, default)
         return self.materialize().get(pair, default)
 
 
@@ -300,6 +316,17 @@ def _changed_names(snapshot: Snapshot, parent: Snapshot) -> set[str] | None:
     return changed
 
 
+def _touched_pairs(snapshot: Snapshot, parent: Snapshot, changed: set[str]) -> frozenset[Pair]:
+    """Every label pair of the changed nodes, as they are here and as they were in the parent."""
+    out: set[Pair] = set()
+    for name in changed:
+        for snap in (snapshot, parent):
+            ni = snap.node_info_by_name.get(name)
+            if ni is not None:
+                out.update(ni.node.labels.items())
+    return frozenset(out)
+
+
 def own_term_matches(
     snapshot: Snapshot, affinity: tuple[AffinityTerm, ...], anti: tuple[AffinityTerm, ...]
 ) -> list[OwnMatch]:
@@ -403,6 +430,13 @@ def own_term_counts(
             _count((m for m in theirs if m[1].name in changed), affinity, anti, aff, anti_counts, -1, False)
             _count((m for m in matches if m[1].name in changed), affinity, anti, aff, anti_counts, 1, False)
             both: list[tuple[dict[Pair, list[str]], dict[Pair, list[str]]]] = []
+            # The matches on the unchanged nodes, the same and in the same order here as in the parent
+            # (the same NodeInfo objects and pods): then the parent's examples stand for the pairs that no
+            # changed node has.
+            same_rest = [m for m in theirs if m[1].name not in changed] == [
+                m for m in matches if m[1].name not in changed
+            ]
+            touched = _touched_pairs(snapshot, parent, changed) if same_rest else frozenset()
 
             def side(which: int) -> Callable[[], dict[Pair, list[str]]]:
                 def build() -> dict[Pair, list[str]]:
@@ -412,7 +446,11 @@ def own_term_counts(
 
                 return build
 
-            aff.witnesses, anti_counts.witnesses = _LazyWitnesses(side(0)), _LazyWitnesses(side(1))
+            if same_rest:
+                aff.witnesses = _LazyWitnesses(side(0), base[0].witnesses, touched)
+                anti_counts.witnesses = _LazyWitnesses(side(1), base[1].witnesses, touched)
+            else:
+                aff.witnesses, anti_counts.witnesses = _LazyWitnesses(side(0)), _LazyWitnesses(side(1))
             out = (aff, anti_counts)
     if out is None:
         aff, anti_counts = Counts(), Counts()
