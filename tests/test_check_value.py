@@ -1,6 +1,7 @@
 """load/limits.py check_value (level by level, a level's values sorted by type in comprehensions) against
 the recursive definition it replaced, written out here: the same value back (scalar keys made strings, in
-order, a later equal key winning), and for a value with one thing out of limits the same error."""
+order, a later equal key winning), and for a value with one thing out of limits the same error, naming
+where the value is (`spec.n`, `[1]`) when it is a value (not a key)."""
 
 from __future__ import annotations
 
@@ -14,14 +15,17 @@ from kdiagnose.load.limits import MAX_DEPTH, MAX_NUMBER_DIGITS, LimitError, chec
 
 
 def _reference(value: Any, at: str) -> Any:
-    def number(v: Any) -> None:
+    path: list[str] = []  # where the walk is: the error names the value's place in the document
+
+    def number(v: Any, is_key: bool = False) -> None:
+        place = at if is_key or not path else f"{at}: {''.join(path).lstrip('.')}"
         if isinstance(v, bool):
             return
         if isinstance(v, int):
             if v.bit_length() > MAX_NUMBER_DIGITS * 3.33:
-                raise LimitError(f"{at}: integer with more than {MAX_NUMBER_DIGITS} digits")
+                raise LimitError(f"{place}: integer with more than {MAX_NUMBER_DIGITS} digits")
         elif v != v or v in (float("inf"), float("-inf")):
-            raise LimitError(f"{at}: number out of range ({v})")
+            raise LimitError(f"{place}: number out of range ({v}); quote it if it is a string")
 
     def key(k: Any) -> str:
         if isinstance(k, str):
@@ -30,8 +34,15 @@ def _reference(value: Any, at: str) -> Any:
             return "null"
         if isinstance(k, bool):
             return "true" if k else "false"
-        number(k)
+        number(k, is_key=True)
         return str(k)
+
+    def inside(step: str, x: Any, depth: int) -> Any:
+        path.append(step)
+        try:
+            return walk(x, depth)
+        finally:
+            path.pop()
 
     def walk(v: Any, depth: int) -> Any:
         if depth > MAX_DEPTH:
@@ -39,9 +50,9 @@ def _reference(value: Any, at: str) -> Any:
         if isinstance(v, dict):
             if not all(type(k) is str for k in v):
                 v = {key(k): x for k, x in v.items()}
-            return {k: walk(x, depth + 1) if _walked(x) else x for k, x in v.items()}
+            return {k: inside(f".{k}", x, depth + 1) if _walked(x) else x for k, x in v.items()}
         if isinstance(v, list):
-            return [walk(x, depth + 1) if _walked(x) else x for x in v]
+            return [inside(f"[{i}]", x, depth + 1) if _walked(x) else x for i, x in enumerate(v)]
         if isinstance(v, int | float):
             number(v)
         return v

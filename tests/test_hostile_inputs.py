@@ -58,6 +58,25 @@ def test_huge_integers_in_dumps(tmp_path: Path, name: str, text: str) -> None:
     one_error(["diagnose", str(f)], "integer with more than 1000 digits")
 
 
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        # A hex uid of digits and one "e", unquoted (PyYAML, a YAML 1.1 writer, leaves it so): a YAML 1.2
+        # float, out of range. The error names the field, and the document of a stream.
+        pytest.param(
+            "apiVersion: v1\nkind: List\nitems:\n- kind: Node\n  metadata:\n    name: n1\n    uid: 31415e92653589793238462643383279\n",
+            "items[0].metadata.uid",
+            id="List item",
+        ),
+        pytest.param(NODE + "---\nkind: Pod\nmetadata: {name: p, uid: 1e999}\nspec: {}\n", "metadata.uid", id="second document"),
+    ],
+)  # fmt: skip
+def test_a_float_out_of_range_names_its_field(tmp_path: Path, text: str, where: str) -> None:
+    f = tmp_path / "d.yaml"
+    f.write_text(text)
+    one_error(["diagnose", str(f)], f"{where}: number out of range (inf); quote it if it is a string")
+
+
 def test_huge_integer_in_a_cel_literal(tmp_path: Path) -> None:
     from tests.test_hostile_cel import diagnose
 

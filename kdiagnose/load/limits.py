@@ -291,14 +291,18 @@ def _key(k: Any, at: Callable[[], str]) -> str:
 _MAX_INT_BITS = MAX_NUMBER_DIGITS * 3.33
 
 
-def _number(v: int | float, at: Callable[[], str]) -> None:
+def _number(v: int | float, at: Callable[[], str], where: Callable[[Any], str] | None = None) -> None:
+    """A number within limits, or LimitError naming the document (`at()`) or the value (`where(v)`)."""
     if isinstance(v, bool):
         return
     if isinstance(v, int):
         if v.bit_length() > _MAX_INT_BITS:
-            raise LimitError(f"{at()}: integer with more than {MAX_NUMBER_DIGITS} digits")
+            place = where(v) if where is not None else at()
+            raise LimitError(f"{place}: integer with more than {MAX_NUMBER_DIGITS} digits")
     elif v != v or v in (float("inf"), float("-inf")):
-        raise LimitError(f"{at()}: number out of range ({v})")
+        # In YAML a plain scalar such as 1e400 (or a hex string of digits and one "e") is a float.
+        place = where(v) if where is not None else at()
+        raise LimitError(f"{place}: number out of range ({v}); quote it if it is a string")
 
 
 _PLAIN_SCALARS = (bool, type(None))
@@ -353,10 +357,37 @@ def check_value(value: Any, at: Callable[[], str], *, keys: bool = True) -> Any:
             if depth > MAX_DEPTH:
                 raise LimitError(f"{at()}: nested more than {MAX_DEPTH} levels deep")
             if ints and max(map(int.bit_length, ints)) > _MAX_INT_BITS:
-                _number(next(y for y in ints if y.bit_length() > _MAX_INT_BITS), at)
+                _number(next(y for y in ints if y.bit_length() > _MAX_INT_BITS), at, _at_value(value, at))
             if floats and not all(map(math.isfinite, floats)):
-                _number(next(y for y in floats if not math.isfinite(y)), at)
+                _number(next(y for y in floats if not math.isfinite(y)), at, _at_value(value, at))
     return value
+
+
+def _at_value(root: Any, at: Callable[[], str]) -> Callable[[Any], str]:
+    """`at` for a value out of limits, naming where in `root` it is (`items[41].metadata.uid`): found again
+    by identity, in the walk's order, only once there is an error to report."""
+
+    def where(target: Any) -> str:
+        path = _path_to(root, target)
+        return f"{at()}: {path}" if path else at()
+
+    return where
+
+
+def _path_to(root: Any, target: Any) -> str:
+    level: list[tuple[Any, str]] = [(root, "")]
+    while level:
+        below: list[tuple[Any, str]] = []
+        for x, path in level:
+            pairs = x.items() if isinstance(x, dict) else enumerate(x)
+            for k, y in pairs:
+                p = f"{path}[{k}]" if isinstance(x, list) else f"{path}.{k}" if path else str(k)
+                if y is target:
+                    return p
+                if isinstance(y, dict | list):
+                    below.append((y, p))
+        level = below
+    return ""
 
 
 def _string_keys(x: dict[Any, Any], at: Callable[[], str]) -> None:
