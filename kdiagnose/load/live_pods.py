@@ -204,14 +204,14 @@ _WORKER_TABLE: TemplateTable | None = None
 
 
 def _decode_page(args: tuple[bytes, str, str, str, str]) -> bytes | str:
-    """In a PagePool worker: a page's items decoded and packed for the parent (load/wire.py pack);
+    """In a PagePool worker: a page's items decoded and packed for the parent (load/wire.py pack_part);
     "serial" when the parent should decode the page itself. The worker's table validates and models each
     spec (not deferred as a file's workers do): a record is made only of a spec that passes, as in the
     parent, so no record ever needs its object back."""
     from kdiagnose.load.gcpause import without_gc
     from kdiagnose.load.kinds import KINDS
     from kdiagnose.load.trim import trim_pod
-    from kdiagnose.load.wire import pack, sent_for
+    from kdiagnose.load.wire import pack_part
 
     global _WORKER_TABLE
     items, source, kind, path, session = args
@@ -229,13 +229,8 @@ def _decode_page(args: tuple[bytes, str, str, str, str]) -> bytes | str:
             got = None
         if got is None:
             return "serial"
-        sent = sent_for(session)
-        before = sent.sizes()
-        try:
-            return pack(got, None, sent)
-        except (msgspec.EncodeError, OverflowError, TypeError, ValueError):
-            sent.restore(before)  # an integer past 64 bits (msgpack): the parent decodes this page
-            return "serial"
+        packed = pack_part(got, session)  # None: an integer past 64 bits; the parent decodes this page
+        return "serial" if packed is None else packed
 
 
 def _refuse_duplicates(objects: list[RawObject], path: str) -> None:

@@ -245,9 +245,7 @@ def _work(args: tuple[bytes, str, str]) -> bytes | str:
     """In a worker: one batch parsed as `_batch` parses it in the parent and packed for it; "fallback" when
     it does not parse alone (the whole file then takes files.py's path, which names the error), "serial"
     when it cannot be packed (the parent parses it itself)."""
-    import msgspec
-
-    from kdiagnose.load.wire import pack, sent_for
+    from kdiagnose.load.wire import pack_part
 
     data, source, session = args
     with without_gc():
@@ -255,13 +253,8 @@ def _work(args: tuple[bytes, str, str]) -> bytes | str:
             objects = _batch(data, source)
         except _Fallback:
             return "fallback"
-        sent = sent_for(session)
-        before = sent.sizes()
-        try:
-            return pack(objects, None, sent)
-        except (msgspec.EncodeError, OverflowError, TypeError, ValueError):
-            sent.restore(before)
-            return "serial"
+        packed = pack_part(objects, session)
+        return "serial" if packed is None else packed
 
 
 def load_yaml_list(path: Path | BinaryIO, source: str, result: LoadResult) -> bool:

@@ -23,7 +23,7 @@ from kdiagnose.load.compact import BatchSource, BoundPod, Template, TemplateTabl
 from kdiagnose.load.raw import RawObject
 from kdiagnose.model.objects import Node, Pod, pod_from_row
 
-__all__ = ["BOUND", "PLAIN", "Received", "Sent", "fork_context", "pack", "sent_for", "unpack"]
+__all__ = ["BOUND", "PLAIN", "Received", "Sent", "fork_context", "pack", "pack_part", "sent_for", "unpack"]
 
 Obj = dict[str, Any]
 
@@ -111,6 +111,20 @@ def sent_for(session: str) -> Sent:
     if _WORKER_SENT is None or _WORKER_SENT.session != session:
         _WORKER_SENT = Sent(session)
     return _WORKER_SENT
+
+
+def pack_part(objects: list[RawObject], session: str) -> bytes | None:
+    """A part's objects packed by a worker that goes on after a part it cannot send (a live page, a YAML
+    batch): None when msgpack cannot carry one of its values (an integer past 64 bits), with this worker's
+    Sent rolled back, so that the parent, which decodes that part itself, and the worker agree on what was
+    sent."""
+    sent = sent_for(session)
+    before = sent.sizes()
+    try:
+        return pack(objects, None, sent)
+    except (msgspec.EncodeError, OverflowError, TypeError, ValueError):
+        sent.restore(before)
+        return None
 
 
 def pack(objects: list[RawObject], end: int | None, sent: Sent) -> bytes:
