@@ -82,6 +82,7 @@ def main() -> int:
     ap.add_argument("dump")
     ap.add_argument("--client", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--repeat", type=int, default=2, help="live/offline CLI pairs, alternated (default 2)")
+    ap.add_argument("--chunk-size", type=int, default=0, help="`kdiagnose --chunk-size` (default: its own, 500)")
     a = ap.parse_args()
     if a.client:
         print(json.dumps(_client(a.dump)))  # `dump` is the kubeconfig here
@@ -106,7 +107,8 @@ def main() -> int:
                 f"{row['fetch_s']:.1f}s, snapshot + report {row['replay_s']:.1f}s, peak {row['peak_rss_mb']:.0f} MB"
             )
             for _ in range(a.repeat):
-                lw, lm, _ = _cli(["pods", "-A", "--kubeconfig", kubeconfig, "-o", "json"])
+                chunk = ["--chunk-size", str(a.chunk_size)] if a.chunk_size else []
+                lw, lm, _ = _cli(["pods", "-A", "--kubeconfig", kubeconfig, "-o", "json", *chunk])
                 ow, om, _ = _cli([dump, "-o", "json"])
                 print(
                     f"CLI -o json: live {lw:.1f}s {lm:.0f} MB, offline {ow:.1f}s {om:.0f} MB: "
