@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from kdiagnose.errors import InputError
 from kdiagnose.load import fast, parallel, stream_yaml, wire
 from kdiagnose.load.files import load_paths
 from kdiagnose.load.raw import LoadResult
@@ -120,3 +121,28 @@ def test_a_batch_that_does_not_parse_alone_takes_the_whole_file_path(tmp_path: P
     assert _view(par) == _view(serial)
     assert len(par.objects) == len(items)
     assert not stream_yaml.load_yaml_list(path, str(path), LoadResult())
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        pytest.param("  kind: Node\n", "  kind: Node\n  extra: .nan\n", id="nan"),
+        pytest.param(
+            "  kind: Node\n", "  kind: Node\n  extra: " + "9" * 1200 + "\n", id="a 1,200-digit integer"
+        ),
+    ],
+)
+def test_a_value_out_of_limits_is_the_same_error_with_workers(tmp_path: Path, old: str, new: str) -> None:
+    """A batch whose check fails in a worker sends the file to files.py, which reports it as one process
+    does (the file, the document's place, the field)."""
+    path = _write(tmp_path, _admitted(varied_items(6, 3, 2, 5)))
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    errors = []
+    for jobs in (1, 2):
+        with pytest.raises(InputError) as e:
+            _load(path, jobs)
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
+    assert "items[" in errors[0] and ".extra: " in errors[0], errors[0]
