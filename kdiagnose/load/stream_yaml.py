@@ -35,6 +35,8 @@ from kdiagnose.load.wire import Received
 
 __all__ = ["BLOCK_SIZE", "load_yaml_list"]
 
+_SESSIONS = itertools.count()  # one per parallel load: the workers' Sent tables belong to it (load/wire.py)
+
 Obj = dict[str, Any]
 
 BLOCK_SIZE = 8 << 20
@@ -44,7 +46,6 @@ _ITEMS = re.compile(rb"(?m)^items:[ \t]*\r?\n(?=-[ \r\n])")
 _OUTSIDE = re.compile(rb"\n(?=[^ \t\r\n#-]|-[^ \r\n])")
 _ITEM_START = b"\n- "
 # A file that is itself a block sequence (`- kind: Pod ...`), after comments and an optional `---`.
-_SESSIONS = itertools.count()
 _TOP_SEQUENCE = re.compile(rb"\A(?:[ \t]*(?:#[^\n]*)?\r?\n)*(?:---[ \t]*\r?\n)?(?=-[ \r\n])")
 
 
