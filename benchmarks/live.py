@@ -82,7 +82,9 @@ def main() -> int:
     ap.add_argument("dump")
     ap.add_argument("--client", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--repeat", type=int, default=2, help="live/offline CLI pairs, alternated (default 2)")
-    ap.add_argument("--chunk-size", type=int, default=0, help="`kdiagnose --chunk-size` (default: its own, 500)")
+    ap.add_argument(
+        "--chunk-size", type=int, default=0, help="`kdiagnose --chunk-size` (default: its own, 500)"
+    )
     a = ap.parse_args()
     if a.client:
         print(json.dumps(_client(a.dump)))  # `dump` is the kubeconfig here
