@@ -140,3 +140,22 @@ def test_a_snapshot_file_is_made_of_objects_not_records(tmp_path: Path) -> None:
         if o.get("kind") == "Pod"
     }
     assert saved == pods
+
+
+def test_the_page_pool_is_gone_once_closed() -> None:
+    """PagePool.close waits for its workers: nothing of it is left for the interpreter's exit hook, which
+    raced an executor still shutting down and printed a traceback after a failed read's one-line error."""
+    import multiprocessing
+
+    from kdiagnose.load.live_pods import start_pool
+
+    pool = start_pool()
+    if os.environ[JOBS_ENV] == "1":
+        assert pool is None  # one core: no worker processes
+        return
+    assert pool is not None
+    workers = set(pool.pool._processes.values())  # type: ignore[union-attr]
+    assert workers
+    pool.close()
+    assert not any(p.is_alive() for p in workers)
+    assert not workers & set(multiprocessing.active_children())

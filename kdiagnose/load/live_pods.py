@@ -82,7 +82,11 @@ class PagePool:
         self.pool.submit(int)
 
     def close(self) -> None:
-        self.pool.shutdown(wait=False, cancel_futures=True)
+        # Waited for: an executor left shutting down races CPython's exit hook (concurrent/futures/process.py
+        # `_python_exit` wakes its manager thread through a pipe that thread is closing), which printed a
+        # traceback after the one-line error of a read that failed at once (an RBAC denial, in the e2e
+        # tests). Pending pages are cancelled; a worker finishes at most the page it is decoding.
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 def start_pool() -> PagePool | None:
