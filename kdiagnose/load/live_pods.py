@@ -10,8 +10,8 @@ the list reader has always made it). The items of one page are decoded in a seco
 page is fetched, so the API server encodes page N+1 while this process decodes page N; from the second page
 on, in worker processes when there are cores for them (`PagePool`, forked before the fetch threads start):
 a worker decodes a page's items and sends them back packed as load/parallel.py's workers send a range of a
-file (load/wire.py), and the decoding thread unpacks them in page order. A worker that cannot decode a page (an item of an
-unusual type, one orjson refuses) answers so, and the thread decodes that page itself.
+file (load/wire.py), and the decoding thread unpacks them in page order. A worker that cannot decode a
+page (an item of an unusual type, one orjson refuses) answers so, and the thread decodes that page itself.
 
 What a compact record gives build_snapshot is exactly what the per-object path makes of the same item
 (tests/test_compact_pods.py, tests/test_live_pods.py). A record does not keep its item's bytes (that would

@@ -226,9 +226,10 @@ def unpack(
     typed: tuple[str, str] | None,
     received: dict[int, Received],
 ) -> tuple[list[RawObject], int | None]:
-    """A range's objects from its worker's bytes (`path` None: a live page's, load/live_pods.py). `received`: per worker pid, what it sent in its earlier
-    ranges of this load (each worker's ranges come in the order it decoded them: the tasks are handed out,
-    and their results read, in file order)."""
+    """A part's objects from its worker's bytes (`path` None: a live page or a YAML batch, whose records
+    keep no file range). `received`: per worker pid, what it sent in its earlier parts of this load (each
+    worker's parts come in the order it decoded them: the tasks are handed out, and their results read, in
+    input order)."""
     end, pid, keys, spans, stamp, new_strs, new_labels, new_owners, new_conds, rows = msgspec.msgpack.decode(
         data
     )
