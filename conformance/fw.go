@@ -85,6 +85,9 @@ func (w *recordingFramework) RunFilterPluginsWithNominatedPods(ctx context.Conte
 		w.rec.filters[info.Node().Name] = nil
 	} else {
 		w.rec.filters[info.Node().Name] = toStatus(st)
+		if info.Node().Name == pod.Status.NominatedNodeName && st.Plugin() != "" && st.IsRejected() {
+			w.rec.nominatedRejectedBy = st.Plugin()
+		}
 	}
 	return st
 }

@@ -8,6 +8,8 @@ package main
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/util/sets"
+
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
@@ -16,8 +18,12 @@ func absentNodeStatus(r *recorder) *status {
 	if !r.prefilterRestricts {
 		return nil
 	}
+	plugins := sets.New(r.unschedPlugins...)
+	if r.nominatedRejectedBy != "" {
+		plugins.Insert(r.nominatedRejectedBy)
+	}
 	return &status{Plugin: "", Code: codeUnschedulableAndUnresolvable.String(),
-		Reasons: []string{fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", r.unschedPlugins)}}
+		Reasons: []string{fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(plugins))}}
 }
 
 // fitErrorStatuses keeps the per-node statuses of a FitError (nodes never filtered included).

@@ -382,6 +382,12 @@ type recorder struct {
 	prefilterNodes     []string
 	unschedPlugins     []string
 	prefilterRestricts bool
+	// nominatedRejectedBy is the plugin that rejected the pod's nominated node. findNodesThatFitPod
+	// (schedule_one.go, v1.32+) formats the absent nodes' "didn't satisfy plugin(s) [...]" after
+	// evaluateNominatedNode, whose copy of the Diagnosis shares the UnschedulablePlugins set PreFilter
+	// returned, so that plugin is in the set the absent status names; the FitError carries it for a pod
+	// that fails, and absentNodeStatus needs it for one that is scheduled on another node.
+	nominatedRejectedBy string
 	filters            map[string]*status // nil = feasible
 	scores             map[string]*nodeScore
 	postfilter         *status
