@@ -506,8 +506,9 @@ def diagnose_snapshot(
     else:
         for pod in ordered:
             with per_pod_gc:
-                pr = one(pod)
-                report.pods.append(stream.pod(report, pr) if stream is not None else pr)
+                # The full report goes out of scope before the item's collection when it is streamed (a
+                # local bound to it would keep its 5,000 verdicts alive to be traced, then promoted).
+                report.pods.append(stream.pod(report, one(pod)) if stream is not None else one(pod))
     # Each pod above is judged alone; an owner's replicas also compete with each other.
     for owner, owned in by_owner.items():
         if len(owned) > 1:

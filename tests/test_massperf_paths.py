@@ -352,10 +352,14 @@ def test_per_pod_collection_finds_each_pods_cycles_and_restores_the_collector() 
         ref = weakref.ref(old)
         gc.collect(1)  # old now sits in the oldest generation
         del old
+        kept = Node()  # alive through the full collection: long-lived, so frozen after it
         for _ in range(gcpause.FULL_COLLECTION_EVERY):
             with per:
                 pass
         assert ref() is None
+        assert any(o is kept for o in gc.get_objects()) is False  # frozen objects are in no generation
+        gc.unfreeze()
+        assert any(o is kept for o in gc.get_objects())
         # Nested (a pod's text written inside its item): the outermost item collects and restores.
         with per:
             with per:

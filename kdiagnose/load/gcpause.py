@@ -81,5 +81,13 @@ class PerItemGC:
         self._depth -= 1
         if self._depth == 0 and self._was:
             self._items += 1
-            gc.collect(2 if self._items % FULL_COLLECTION_EVERY == 0 else 1)
+            if self._items % FULL_COLLECTION_EVERY == 0:
+                gc.collect(2)
+                # What survived a full collection after this many items is long-lived (the plugins'
+                # per-snapshot caches, node classes, memoized remedies): frozen like the snapshot, so the
+                # next full collection traces only what came since (at 5,000 nodes each full one traced
+                # ~215,000 such objects again, ~220 ms).
+                gc.freeze()
+            else:
+                gc.collect(1)
             gc.enable()
