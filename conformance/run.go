@@ -388,12 +388,12 @@ type recorder struct {
 	// returned, so that plugin is in the set the absent status names; the FitError carries it for a pod
 	// that fails, and absentNodeStatus needs it for one that is scheduled on another node.
 	nominatedRejectedBy string
-	filters            map[string]*status // nil = feasible
-	scores             map[string]*nodeScore
-	postfilter         *status
-	fitNodeStatus      func(node string) *status
-	allNodes           []string
-	suggested          string
+	filters             map[string]*status // nil = feasible
+	scores              map[string]*nodeScore
+	postfilter          *status
+	fitNodeStatus       func(node string) *status
+	allNodes            []string
+	suggested           string
 }
 
 func newRecorder() *recorder {
