@@ -83,6 +83,9 @@ func (w *recordingFramework) RunFilterPluginsWithNominatedPods(ctx context.Conte
 	defer w.rec.mu.Unlock()
 	if st.IsSuccess() {
 		w.rec.filters[info.Node().Name] = nil
+		if info.Node().Name == pod.Status.NominatedNodeName {
+			w.rec.nominatedFits = true
+		}
 	} else {
 		w.rec.filters[info.Node().Name] = toStatus(st)
 		if info.Node().Name == pod.Status.NominatedNodeName && st.Plugin() != "" && st.IsRejected() {

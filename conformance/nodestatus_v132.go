@@ -15,7 +15,7 @@ import (
 
 // absentNodeStatus is what findNodesThatFitPod sets for nodes outside a PreFilterResult.
 func absentNodeStatus(r *recorder) *status {
-	if !r.prefilterRestricts {
+	if !r.prefilterRestricts || r.nominatedFits {
 		return nil
 	}
 	plugins := sets.New(r.unschedPlugins...)

@@ -388,12 +388,15 @@ type recorder struct {
 	// returned, so that plugin is in the set the absent status names; the FitError carries it for a pod
 	// that fails, and absentNodeStatus needs it for one that is scheduled on another node.
 	nominatedRejectedBy string
-	filters             map[string]*status // nil = feasible
-	scores              map[string]*nodeScore
-	postfilter          *status
-	fitNodeStatus       func(node string) *status
-	allNodes            []string
-	suggested           string
+	// nominatedFits: the nominated node passed, so findNodesThatFitPod returned before it set the absent
+	// nodes' status (they were never filtered and have none).
+	nominatedFits bool
+	filters       map[string]*status // nil = feasible
+	scores        map[string]*nodeScore
+	postfilter    *status
+	fitNodeStatus func(node string) *status
+	allNodes      []string
+	suggested     string
 }
 
 func newRecorder() *recorder {

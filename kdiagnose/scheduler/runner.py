@@ -305,6 +305,9 @@ class Framework:
             d.message = truncate_event(d.full_message)
             return d
 
+        if pre_result.node_names is not None:
+            # PreFilter's node set is the cycle's whether or not the nominated node then fits.
+            d.prefilter_node_names = sorted(pre_result.node_names)
         if pod.nominated_node_name and pod.nominated_node_name in self.snapshot.node_info_by_name:
             ni = self.snapshot.node_info_by_name[pod.nominated_node_name]
             s = self.run_filters_with_nominated(state, pod, ni)
@@ -322,7 +325,6 @@ class Framework:
 
         candidates = nodes
         if pre_result.node_names is not None:
-            d.prefilter_node_names = sorted(pre_result.node_names)
             candidates = [ni for ni in nodes if ni.name in pre_result.node_names]
             d.not_evaluated = [ni.name for ni in nodes if ni.name not in pre_result.node_names]
             # The set the message names is the diagnosis's UnschedulablePlugins at this point (schedule_one.go,
