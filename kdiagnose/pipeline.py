@@ -340,6 +340,10 @@ def _in_workers(
     ready: dict[int, Encoded] = {}
     order = sorted(i for g in groups for i in g)
     at = 0
+    # gc.unfreeze thaws every frozen object, not only what this freeze added: when the load froze the
+    # snapshot already (load/gcpause.py), thawing it would make every later collection in this process
+    # walk 150,000 pods again. Only a freeze this function started alone is undone.
+    frozen_before = gc.get_freeze_count()
     gc.freeze()
     # An executor, not multiprocessing.Pool: a worker that dies (killed, out of memory) breaks the pool
     # with an error instead of leaving this process waiting for its result forever (as load/parallel.py).
@@ -347,7 +351,8 @@ def _in_workers(
     try:
         # With the fork start method the executor forks all its workers at the first submit.
         live: set[Future[list[tuple[int, Encoded]]]] = {pool.submit(_run_group, g) for g in groups}
-        gc.unfreeze()
+        if not frozen_before:
+            gc.unfreeze()
         try:
             while live:
                 # A finished future keeps its result: once read, nothing here may hold it, or every pod's
@@ -370,7 +375,8 @@ def _in_workers(
                 at += 1
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-        gc.unfreeze()
+        if not frozen_before:
+            gc.unfreeze()
         _FORKED = None
 
 

@@ -209,3 +209,25 @@ def test_the_parent_keeps_no_text_it_has_written() -> None:
         gc.collect()
         assert sorted(p.index for p in _Payload.live if p.index <= i) == []
     assert seen == list(range(12))
+
+
+def test_the_loads_freeze_outlives_the_workers() -> None:
+    # The load freezes the snapshot out of the collector's way (load/gcpause.py); gc.unfreeze thaws every
+    # frozen object, so the workers' own freeze must not be undone with it, or every later collection in
+    # this process walks the whole snapshot again.
+    gc.unfreeze()
+    kept = [[object()] for _ in range(1000)]
+    gc.freeze()
+    before = gc.get_freeze_count()
+    try:
+        assert before >= len(kept)
+        assert [i for i, _ in pipeline._in_workers([[0], [1], [2]], _payloads, 2)] == [0, 1, 2]
+        assert gc.get_freeze_count() >= before
+    finally:
+        gc.unfreeze()
+
+
+def test_a_freeze_the_workers_started_alone_is_undone() -> None:
+    gc.unfreeze()
+    assert [i for i, _ in pipeline._in_workers([[0], [1], [2]], _payloads, 2)] == [0, 1, 2]
+    assert gc.get_freeze_count() == 0
