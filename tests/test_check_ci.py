@@ -335,6 +335,7 @@ def test_path_base_and_paths_outside_it(repo: Path, tmp_path: Path) -> None:
         ),
         pytest.param("repo", None, "/etc/x.yaml", ("/etc/x.yaml", True), id="outside: absolute"),
         pytest.param("repo", None, "k.tgz:a/b.yaml", ("k.tgz:a/b.yaml", False), id="an archive member"),
+        pytest.param("repo", None, "k.zip:a/b.yaml", ("k.zip:a/b.yaml", False), id="a zip member"),
         pytest.param("repo", None, "<stdin>", ("", False), id="stdin has no path"),
     ],
 )
@@ -675,3 +676,15 @@ def test_a_manifest_inside_an_archive_points_at_the_archive(repo: Path) -> None:
             "description": {"text": "archive member app/app.yaml, line 6"},
         }
     }
+
+
+def test_a_manifest_inside_a_zip_points_at_the_zip(repo: Path) -> None:
+    import zipfile
+
+    with zipfile.ZipFile(repo / "k8s" / "bundle.zip", "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("app/app.yaml", APP)
+    res = _check("-f", "bundle.zip", "-o", "github")
+    commands, _ = github_commands(res.stdout)
+    big = commands[0]
+    assert big.properties["file"] == "k8s/bundle.zip" and "line" not in big.properties
+    assert big.message.startswith("Deployment default/big (k8s/bundle.zip:app/app.yaml:6)")

@@ -75,7 +75,7 @@ def check_command(
         [],
         "--snapshot",
         metavar="SNAPSHOT",
-        help="The cluster: dump files, directories, tarballs (repeatable).",
+        help="The cluster: dump files, directories, tar or zip archives (repeatable).",
     ),
     context: str | None = typer.Option(
         None, "--context", help="Check against a live cluster (read-only) instead of --snapshot."

@@ -36,7 +36,7 @@ def _set_jobs(jobs: int | None) -> None:
 
 def diagnose_command(
     files: list[str] = typer.Argument(
-        ..., metavar="FILE...", help="YAML/JSON files, directories, tarballs, - for stdin."
+        ..., metavar="FILE...", help="YAML/JSON files, directories, tar or zip archives, - for stdin."
     ),
     pod: list[str] = typer.Option([], "--pod", "-p", metavar="NS/NAME", help="Only this pod (repeatable)."),
     namespace: str | None = typer.Option(None, "--namespace", "-n", help="Only pods of this namespace."),
@@ -94,7 +94,7 @@ def diagnose_command(
     ),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
-    """Diagnose the pending pods of a dump (files, directories, kubectl cluster-info dump, tarballs, -)."""
+    """Diagnose the pending pods of a dump (files, directories, kubectl cluster-info dump, tar/zip archives, -)."""
     if all_namespaces and namespace:
         raise UsageError("-A/--all-namespaces and -n/--namespace are exclusive")
     if output not in OUTPUT_FORMATS:

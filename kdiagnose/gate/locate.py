@@ -23,6 +23,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
+from kdiagnose.load.raw import ARCHIVE_EXTS
+
 __all__ = [
     "DocRef",
     "FieldPath",
@@ -39,7 +41,6 @@ __all__ = [
 Step = str | int | tuple[str, str]
 FieldPath = tuple[Step, ...]
 
-_TAR_EXTS = (".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz")
 _DOC_MARK = re.compile(r"^---(?=[ \t\r\n]|$)")
 _DOC_END_OR_DIRECTIVE = re.compile(r"(?m)^(?:%|\.\.\.(?:[ \t\r\n]|$))")
 _HELM_SOURCE = re.compile(r"^#\s*Source:\s*(\S.*?)\s*$")
@@ -114,7 +115,7 @@ class PathBase:
 
     def _split(self, source: str) -> tuple[str, str]:
         """(file, ":member" of an archive or "")."""
-        for ext in _TAR_EXTS:
+        for ext in ARCHIVE_EXTS:
             i = source.find(ext + ":")
             if i > 0:
                 cut = i + len(ext)
@@ -217,7 +218,7 @@ class Sources:
 
     @staticmethod
     def _read(source: str) -> str | None:
-        if source.startswith("<") or any(ext + ":" in source for ext in _TAR_EXTS):
+        if source.startswith("<") or any(ext + ":" in source for ext in ARCHIVE_EXTS):
             return None  # an archive's member: its line from the loader is all there is
         try:
             path = Path(source)

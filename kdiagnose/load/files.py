@@ -1,5 +1,5 @@
 """Read Kubernetes objects from paths: files, JSON streams, YAML (multi-document), Lists, directories,
-tarballs, stdin, and the layout of `kubectl cluster-info dump` trees.
+tar and zip archives, stdin, and the layout of `kubectl cluster-info dump` trees.
 
 Decoding is in parse.py, the shared types in raw.py (re-exported here); big kubectl Lists stream through
 fast.py. Every failure names the file (and document / line where known) and becomes a one-line InputError.
@@ -17,9 +17,28 @@ from typing import Any, BinaryIO
 
 from kdiagnose.errors import InputError
 from kdiagnose.load.fast import load_large_bytes, load_large_file
-from kdiagnose.load.limits import MAX_ARCHIVE_DEPTH, Budget, LimitError, gunzip, read_input, read_stream
+from kdiagnose.load.limits import (
+    MAX_ARCHIVE_DEPTH,
+    MAX_ARCHIVE_MEMBERS,
+    ZIP_MAGIC,
+    Budget,
+    LimitError,
+    gunzip,
+    read_input,
+    read_stream,
+)
 from kdiagnose.load.parse import Shapes, is_tar_bytes, parse_bytes, parse_text
-from kdiagnose.load.raw import KNOWN_KINDS, LoadResult, Obj, RawObject, record_list, where
+from kdiagnose.load.raw import (
+    ARCHIVE_EXTS,
+    KNOWN_KINDS,
+    TAR_EXTS,
+    ZIP_EXTS,
+    LoadResult,
+    Obj,
+    RawObject,
+    record_list,
+    where,
+)
 
 __all__ = [
     "CLUSTER_INFO_NAMESPACE_FILES",
@@ -35,7 +54,6 @@ __all__ = [
 ]
 
 _EXTS = (".yaml", ".yml", ".json")
-_TAR_EXTS = (".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz")
 # `kubectl cluster-info dump` writes container logs beside the JSON; they are not objects.
 _IGNORED_NAMES = {"logs.txt"}
 
@@ -137,6 +155,9 @@ def _load_bytes(
     elif is_tar_bytes(data):
         _load_tar_stream(io.BytesIO(data), source, result, budget, depth)
         return 1
+    elif data[:4] in ZIP_MAGIC:
+        _load_zip(data, source, result, budget, depth)
+        return 1
     if stream and load_large_bytes(data, source, result):
         return 1
     docs, lines = parse_bytes(data, source, Shapes(source))
@@ -227,7 +248,7 @@ def find_cluster_info_dumps(relpaths: list[str]) -> dict[str, list[str]]:
 
 def _wanted(relpath: str) -> bool:
     name = PurePosixPath(relpath).name
-    return name not in _IGNORED_NAMES and (name.endswith(_EXTS) or name.endswith(_TAR_EXTS))
+    return name not in _IGNORED_NAMES and name.endswith(_EXTS + ARCHIVE_EXTS)
 
 
 def _load_tree(
@@ -247,8 +268,11 @@ def _load_tree(
     for rel, read in sorted(entries, key=lambda e: e[0]):
         source = label(rel)
         file_budget = budget if budget is not None else Budget(source)
-        if rel.endswith(_TAR_EXTS) and not rel.endswith(_EXTS):
+        if rel.endswith(TAR_EXTS):
             _load_tar_stream(io.BytesIO(read()), source, result, file_budget, depth)
+            continue
+        if rel.endswith(ZIP_EXTS):
+            _load_zip(read(), source, result, file_budget, depth)
             continue
         if isinstance(read, _FileReader) and load_large_file(read.path, source, result):
             continue  # a cluster-info dump's big <ns>/pods.json, streamed
@@ -288,6 +312,52 @@ def _load_tar_stream(
     _load_tree(source, entries, result, lambda rel: f"{source}:{rel}", budget, depth + 1)
 
 
+# The zip end-of-central-directory record and a central directory entry: zipfile reads the whole central
+# directory into ZipInfo objects before the first member, so their number is counted from the bytes first.
+_ZIP_CENTRAL_ENTRY = b"PK\x01\x02"
+_S_IFMT, _S_IFLNK = 0o170000, 0o120000
+
+
+def _load_zip(data: bytes, source: str, result: LoadResult, budget: Budget, depth: int = 0) -> None:
+    """A .zip archive's YAML/JSON members (and archives inside it), with the tarballs' limits: members
+    counted before zipfile lists them, sizes taken from the budget as declared (zipfile stops reading a
+    member at its declared size, so a member that lies inflates no further), stored and deflated members
+    only (what `zip` and every kubectl-adjacent tool writes), encrypted ones refused, symlinks skipped."""
+    import zipfile
+    import zlib
+
+    if depth >= MAX_ARCHIVE_DEPTH:
+        raise LimitError(f"{source}: archives nested more than {MAX_ARCHIVE_DEPTH} deep")
+    if data.count(_ZIP_CENTRAL_ENTRY) > budget.members:
+        raise LimitError(f"{source}: more than {MAX_ARCHIVE_MEMBERS} archive members")
+    entries: list[tuple[str, Callable[[], bytes]]] = []
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            for info in zf.infolist():
+                budget.member(source)
+                name = info.filename
+                if info.is_dir() or (info.external_attr >> 16) & _S_IFMT == _S_IFLNK:
+                    continue
+                if not _wanted(name):
+                    continue
+                if info.flag_bits & 0x1:
+                    raise InputError(
+                        f"{source}:{name}: encrypted archive member (extract it and pass the files)"
+                    )
+                if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                    raise InputError(
+                        f"{source}:{name}: unsupported zip compression method {info.compress_type} "
+                        "(stored and deflated are read; extract it and pass the files)"
+                    )
+                budget.take(info.file_size, f"{source}:{name}")
+                with zf.open(info) as f:
+                    entries.append((name.removeprefix("./"), _const(f.read())))
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, NotImplementedError) as e:
+        first = (str(e).splitlines() or [""])[0].rstrip(": ")
+        raise InputError(f"{source}: cannot read archive: {first or type(e).__name__}") from None
+    _load_tree(source, entries, result, lambda rel: f"{source}:{rel}", budget, depth + 1)
+
+
 def _read(path: Path, source: str | None = None) -> bytes:
     return read_input(path, source or str(path))
 
@@ -322,8 +392,11 @@ def load_paths(paths: list[str], stdin: BinaryIO | None = None) -> LoadResult:
                         entries.append((rel, _reader(full)))
             _load_tree(p, entries, result, _labeller(path))
             continue
-        if path.name.endswith(_TAR_EXTS):
+        if path.name.endswith(TAR_EXTS):
             _load_tar_stream(io.BytesIO(_read(path, p)), p, result, Budget(p))
+            continue
+        if path.name.endswith(ZIP_EXTS):
+            _load_zip(_read(path, p), p, result, Budget(p))
             continue
         if not load_large_file(path, p, result):
             _load_bytes(_read(path, p), p, result, explicit=True, stream=not path.is_file())

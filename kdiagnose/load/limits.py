@@ -40,6 +40,7 @@ __all__ = [
     "MAX_NUMBER_DIGITS",
     "MAX_SHAPELESS_DOCS",
     "MAX_STREAM_BYTES",
+    "ZIP_MAGIC",
     "Budget",
     "LimitError",
     "check_json_depth",
@@ -56,6 +57,8 @@ MAX_ALIAS_BYTES = 32 << 20  # what YAML aliases may add to a document by expansi
 MAX_NUMBER_DIGITS = 1000  # digits of an integer literal (int64 has 19; Python stops converting at 4,300)
 MAX_DECOMPRESSED_BYTES = 512 << 20  # per gzip file or archive, nested archives included
 MAX_ARCHIVE_MEMBERS = 100_000
+# A zip archive's first bytes: a local file header, or the end record of an empty archive.
+ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 MAX_ARCHIVE_DEPTH = 3  # an archive inside an archive inside an archive
 MAX_STREAM_BYTES = 512 << 20  # stdin, FIFOs, devices: anything whose size is not known up front
 MAX_SHAPELESS_DOCS = 10_000  # empty documents and mappings without `kind`, per file
@@ -139,7 +142,7 @@ def read_stream(stream: BinaryIO, source: str, limit: int = MAX_STREAM_BYTES) ->
 
 
 def _sniff(chunk: bytes, source: str) -> None:
-    if chunk[:2] == b"\x1f\x8b" or chunk[257:262] == b"ustar":
+    if chunk[:2] == b"\x1f\x8b" or chunk[257:262] == b"ustar" or chunk[:4] in ZIP_MAGIC:
         return  # compressed or an archive: checked after decompression
     if b"\x00" in chunk[:8192]:
         raise InputError(f"{source}: binary file, not YAML or JSON")

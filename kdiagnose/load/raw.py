@@ -8,9 +8,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["KNOWN_KINDS", "Compact", "LoadResult", "Obj", "RawObject", "record_list", "where"]
+__all__ = [
+    "ARCHIVE_EXTS",
+    "KNOWN_KINDS",
+    "TAR_EXTS",
+    "ZIP_EXTS",
+    "Compact",
+    "LoadResult",
+    "Obj",
+    "RawObject",
+    "record_list",
+    "where",
+]
 
 Obj = dict[str, Any]
+
+# Archives the loaders open (files.py) and the CI gate names members of (`ARCHIVE:MEMBER`, gate/locate.py).
+TAR_EXTS = (".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz")
+ZIP_EXTS = (".zip",)
+ARCHIVE_EXTS = TAR_EXTS + ZIP_EXTS
 
 # Kinds the replay (or its reports) reads; everything else is skipped and counted.
 KNOWN_KINDS = {
