@@ -156,7 +156,7 @@ def _title(
     if len(title) + 2 + len(meta) <= out.width:
         title.append(safe(f"  {meta}"), style="dim")
         meta = ""
-    out.console.print(title, soft_wrap=True)  # a pod name is never broken
+    out.text(title)  # a pod name is never broken
     return meta
 
 
@@ -514,7 +514,7 @@ def render(report: Report, out: TextIO | None = None, opts: RenderOptions | None
         for i, entry in enumerate(entries):
             if len(entries) > 1 or i > 0:
                 o.blank()
-                o.console.rule(style="dim")
+                o.rule()
             if len(entry) > 1:
                 _owner_entry(o, entry, report, opts, shared)
             else:

@@ -100,13 +100,20 @@ def render_group(out: Out, g: Group, pools: dict[str, str], all_nodes: bool, bri
         out.para(listing, 4, 6, style="dim")
         return
     one_pool = len({pools.get(m[0]) for m in g.members}) <= 1
+    # Nodes with the same cause often share one Status object: its words are computed once.
+    causes: dict[int, str] = {}
+
+    def cause_of(st: Status) -> str:
+        text = causes.get(id(st))
+        if text is None:
+            text = causes[id(st)] = node_cause(st)
+        return text
+
     buckets: dict[tuple[str, str], list[str]] = {}
     for name, st in g.members:
-        buckets.setdefault((pools.get(name, ""), node_cause(st)), []).append(name)
+        buckets.setdefault((pools.get(name, ""), cause_of(st)), []).append(name)
     if all_nodes or (n <= MAX_ROWS_PER_GROUP and len(buckets) == n):
-        rows = [
-            [name, *([] if one_pool else [pools.get(name, "-")]), node_cause(st)] for name, st in g.members
-        ]
+        rows = [[name, *([] if one_pool else [pools.get(name, "-")]), cause_of(st)] for name, st in g.members]
         out.columns(rows, 4)
         return
     # Collapse: by (pool, cause), else by pool with merged causes, else one merged row, else the first rows.
@@ -143,8 +150,7 @@ def render_group(out: Out, g: Group, pools: dict[str, str], all_nodes: bool, bri
         return
     shown = MAX_ROWS_PER_GROUP - 1
     rows = [
-        [name, *([] if one_pool else [pools.get(name, "-")]), node_cause(st)]
-        for name, st in g.members[:shown]
+        [name, *([] if one_pool else [pools.get(name, "-")]), cause_of(st)] for name, st in g.members[:shown]
     ]
     out.columns(rows, 4)
     out.line(f"    … and {n - shown} more node(s) with other causes (--all-nodes lists them)", "dim")

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kdiagnose.scheduler.diagnosis import ScoreTable
+
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from kdiagnose.report.console_layout import Out
-    from kdiagnose.scheduler.diagnosis import Diagnosis
+    from kdiagnose.scheduler.diagnosis import Diagnosis, ScoreBreakdown
 
 __all__ = ["render_scores"]
 
@@ -28,13 +32,34 @@ _SHORT_PLUGIN = {
 }
 
 
-def _winner_sentence(d: Diagnosis) -> str:
+def _totals(scores: Mapping[str, ScoreBreakdown]) -> dict[str, int]:
+    """Every feasible node's total. A ScoreTable has them summed by column: asking each node's breakdown
+    would build 5,000 objects per pod to print the top five."""
+    if isinstance(scores, ScoreTable):
+        return scores.totals
+    return {n: b.total for n, b in scores.items()}
+
+
+def _plugins(scores: Mapping[str, ScoreBreakdown], ranked: list[str]) -> list[str]:
+    """The scoring plugins in the order the breakdowns list them (a ScoreTable's columns: every node's
+    breakdown has every column)."""
+    if isinstance(scores, ScoreTable):
+        return list(dict.fromkeys(c[0] for c in scores.columns))
+    return list(dict.fromkeys(p for n in ranked for p in scores[n].plugins))
+
+
+def _skipped(scores: Mapping[str, ScoreBreakdown]) -> list[str]:
+    if isinstance(scores, ScoreTable):
+        return sorted(set(scores.skipped)) if scores.nodes else []
+    return sorted({p for b in scores.values() for p in b.skipped})
+
+
+def _winner_sentence(d: Diagnosis, totals: dict[str, int]) -> str:
     """Why the chosen node wins: the only fit, a tie broken at random, or its lead over the runner-up."""
     if d.nominated_node_used and d.chosen:
         return f"The pod's nominated node {d.chosen} passes every filter: kube-scheduler takes it without scoring."
     if len(d.feasible) == 1 and d.chosen:
         return f"Only {d.chosen} passes every filter: kube-scheduler binds it without scoring."
-    totals = {n: b.total for n, b in d.scores.items()}
     if not totals or d.chosen is None or d.chosen not in totals:
         return ""
     best = totals[d.chosen]
@@ -47,7 +72,9 @@ def _winner_sentence(d: Diagnosis) -> str:
     rest = [(t, n) for n, t in totals.items() if n not in d.top_nodes]
     if not rest:
         return f"{d.chosen} wins with {best} points."
-    runner_total, runner = max(rest, key=lambda x: (x[0], [-ord(c) for c in x[1]]))
+    runner_total = max(t for t, _ in rest)
+    # Among the runners-up tied on points, the same one as max() over (total, [-ord(c) ...]) of them all.
+    runner = max((n for t, n in rest if t == runner_total), key=lambda n: [-ord(c) for c in n])
     win, other = d.scores[d.chosen].plugins, d.scores[runner].plugins
     diffs = {p: win[p].weighted - (other[p].weighted if p in other else 0) for p in win}
     plugin, gain = max(diffs.items(), key=lambda kv: kv[1]) if diffs else ("", 0)
@@ -59,21 +86,19 @@ def _winner_sentence(d: Diagnosis) -> str:
 
 def render_scores(out: Out, d: Diagnosis, pools: dict[str, str], top: int, all_nodes: bool) -> None:
     """The winner sentence, then (unless the scheduler binds without scoring) the `top` best nodes' scores."""
-    ranked = sorted(d.scores.values(), key=lambda b: (-b.total, b.node))
-    shown = ranked if all_nodes else ranked[: max(top, 1)]
-    if d.chosen and all(b.node != d.chosen for b in shown) and d.chosen in d.scores:
-        shown.append(d.scores[d.chosen])  # a random pick among ties may sort below the cut
-    sentence = _winner_sentence(d)
+    totals = _totals(d.scores)
+    ranked = sorted(totals, key=lambda n: (-totals[n], n))
+    names = ranked if all_nodes else ranked[: max(top, 1)]
+    if d.chosen and d.chosen not in names and d.chosen in totals:
+        names.append(d.chosen)  # a random pick among ties may sort below the cut
+    shown = [d.scores[n] for n in names]
+    sentence = _winner_sentence(d, totals)
     without_scoring = d.nominated_node_used or len(d.feasible) == 1
     if without_scoring and not all_nodes:
         if sentence:
             out.para(sentence, 0, 2)
         return
-    plugins: list[str] = []
-    for b in ranked:
-        for p in b.plugins:
-            if p not in plugins:
-                plugins.append(p)
+    plugins = _plugins(d.scores, ranked)
     nonzero = [p for p in plugins if any(b.plugins[p].weighted for b in shown if p in b.plugins)]
     zero = [p for p in plugins if p not in nonzero]
     what = f"top {len(shown)} of {len(ranked)}" if len(shown) < len(ranked) else f"all {len(ranked)}"
@@ -102,7 +127,7 @@ def render_scores(out: Out, d: Diagnosis, pools: dict[str, str], top: int, all_n
     notes.append(f"* = {pick}")
     if zero:
         notes.append(f"0 on every shown node: {', '.join(zero)}")
-    skipped = sorted({p for b in d.scores.values() for p in b.skipped})
+    skipped = _skipped(d.scores)
     if skipped:
         notes.append(f"skipped at PreScore (contribute 0): {', '.join(skipped)}")
     if d.feasible_to_find and len(ranked) > d.feasible_to_find:

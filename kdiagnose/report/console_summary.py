@@ -84,10 +84,17 @@ def _by(st: Status) -> list[str]:
 
 def rejections(d: Diagnosis) -> str:
     """`3 rejected by taints, 2 by cpu`: what rejected how many nodes, in short words."""
-    counts: Counter[str] = Counter()
+    # Nodes rejected for the same reason often share one Status object: its words are computed once.
+    by_status: Counter[int] = Counter()
+    statuses: dict[int, Status] = {}
     for st in d.verdicts.values():
         if not st.ok:
-            counts.update(_by(st))
+            by_status[id(st)] += 1
+            statuses[id(st)] = st
+    counts: Counter[str] = Counter()
+    for key, n in by_status.items():
+        for what in _by(statuses[key]):
+            counts[what] += n
     parts = [f"{c} by {what}" for what, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
     if parts:
         parts[0] = parts[0].replace(" by ", " rejected by ", 1)
