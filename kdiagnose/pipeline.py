@@ -24,19 +24,19 @@ from kdiagnose.scheduler.profiles import Profile, default_profile
 if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
     from kdiagnose.model.snapshot import Snapshot
-    from kdiagnose.report.json import Encoded
     from kdiagnose.results import Remedy
 
 
 class PodSink(Protocol):
-    """A writer of each pod's text as it is diagnosed (report.json.PodStream): `pod` in one process;
-    `encode` in a worker process and `emit` in the parent, in pod key order, with workers."""
+    """A writer of each pod's text as it is diagnosed (report.json.PodStream, report.console_stream.
+    PodSections): `pod` in one process; `encode` in a worker process (what it returns is pickled to the
+    parent) and `emit` in the parent, in pod key order, with workers."""
 
     def pod(self, report: Report, pr: PodReport) -> PodReport: ...
 
-    def encode(self, report: Report, pr: PodReport) -> Encoded: ...
+    def encode(self, report: Report, pr: PodReport) -> Any: ...
 
-    def emit(self, report: Report, pod: Pod, encoded: Encoded) -> PodReport: ...
+    def emit(self, report: Report, pod: Pod, encoded: Any) -> PodReport: ...
 
 
 __all__ = ["diagnose_snapshot", "parse_selector", "profiles_for", "select_pods"]
@@ -308,17 +308,17 @@ def _worker_groups(snapshot: Snapshot, ordered: list[Pod], jobs: int) -> list[li
 
 
 # The work of the forked workers: set in the parent just before the fork, inherited by the children.
-_FORKED: Callable[[list[int]], list[tuple[int, Encoded]]] | None = None
+_FORKED: Callable[[list[int]], list[tuple[int, Any]]] | None = None
 
 
-def _run_group(indices: list[int]) -> list[tuple[int, Encoded]]:
+def _run_group(indices: list[int]) -> list[tuple[int, Any]]:
     assert _FORKED is not None, "a worker forked from diagnose_snapshot"
     return _FORKED(indices)
 
 
 def _in_workers(
-    groups: list[list[int]], work: Callable[[list[int]], list[tuple[int, Encoded]]], jobs: int
-) -> Iterator[tuple[int, Encoded]]:
+    groups: list[list[int]], work: Callable[[list[int]], list[tuple[int, Any]]], jobs: int
+) -> Iterator[tuple[int, Any]]:
     """Run `work` over the groups in `jobs` forked processes; yield its results in index order.
 
     The snapshot and the scheduler are built: the children share them copy-on-write (the snapshot is
@@ -337,7 +337,7 @@ def _in_workers(
         with contextlib.suppress(AttributeError, OSError, ValueError):
             stream.flush()
     _FORKED = work
-    ready: dict[int, Encoded] = {}
+    ready: dict[int, Any] = {}
     order = sorted(i for g in groups for i in g)
     at = 0
     # gc.unfreeze thaws every frozen object, not only what this freeze added: when the load froze the
@@ -350,7 +350,7 @@ def _in_workers(
     pool = ProcessPoolExecutor(min(jobs, len(groups)), mp_context=multiprocessing.get_context("fork"))
     try:
         # With the fork start method the executor forks all its workers at the first submit.
-        live: set[Future[list[tuple[int, Encoded]]]] = {pool.submit(_run_group, g) for g in groups}
+        live: set[Future[list[tuple[int, Any]]]] = {pool.submit(_run_group, g) for g in groups}
         if not frozen_before:
             gc.unfreeze()
         try:
@@ -500,8 +500,8 @@ def diagnose_snapshot(
     if stream is not None and groups is not None:
         emit, encode = stream.emit, stream.encode
 
-        def encoded(indices: list[int]) -> list[tuple[int, Encoded]]:
-            out: list[tuple[int, Encoded]] = []
+        def encoded(indices: list[int]) -> list[tuple[int, Any]]:
+            out: list[tuple[int, Any]] = []
             for i in indices:
                 with per_pod_gc:
                     out.append((i, encode(report, one(ordered[i]))))

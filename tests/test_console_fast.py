@@ -107,10 +107,10 @@ def test_a_tab_still_goes_through_rich(monkeypatch: pytest.MonkeyPatch) -> None:
     # rich expands a tab to its tab stop by cell width; the direct write must not print a raw tab.
     import io
 
-    from kdiagnose.report.console import _console
+    from kdiagnose.report.console import console_for
 
     buf = io.StringIO()
-    out = console_layout.Out(_console(buf, RenderOptions(color=False, width=80)))
+    out = console_layout.Out(console_for(buf, RenderOptions(color=False, width=80)))
     out.line("a\tb")
     out.line("plain")
     assert buf.getvalue() == "a       b\nplain\n"

@@ -5,13 +5,17 @@ Options -> load -> pipeline.diagnose_snapshot -> report.emit -> exit code (0 all
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from kdiagnose.commands.common import dialect_option
 from kdiagnose.errors import UsageError
 from kdiagnose.exitcodes import ExitCode
+
+if TYPE_CHECKING:
+    from kdiagnose.report.console_stream import PodSections
+    from kdiagnose.report.json import PodStream
 
 __all__ = ["OUTPUT_FORMATS", "diagnose_command", "exit_code_for"]
 
@@ -124,7 +128,8 @@ def diagnose_command(
         profiles, notes = list(cfg.profiles), list(cfg.notes)
     import sys
 
-    stream = None
+    stream: PodStream | None = None
+    sections: PodSections | None = None
     binary = getattr(sys.stdout, "buffer", None)
     if output == "json" and binary is not None:
         from kdiagnose.report.json import PodStream
@@ -133,6 +138,15 @@ def diagnose_command(
         # at 5,000 nodes would keep GBs of them until the end); the bytes are the whole document's.
         sys.stdout.flush()
         stream = PodStream(binary)
+    elif output == "human":
+        from kdiagnose.report.console_stream import PodSections, streams
+        from kdiagnose.report.emit import human_options
+
+        opts = human_options(no_color, top, all_nodes, all_remedies, summary, not pod)
+        if streams(opts):
+            # Each pod's section is rendered as it is diagnosed (in the workers when there are several),
+            # its verdicts dropped; printed in the report's order at the end: the bytes `render` gives.
+            sections = PodSections(opts)
     report = diagnose_snapshot(
         snapshot,
         profiles,
@@ -145,13 +159,17 @@ def diagnose_command(
         pools=pools,
         # The report shows the top remedies: only those are searched for unless --all-remedies.
         remedy_limit=None if all_remedies else MAX_REMEDIES,
-        sink=stream,
-        # The pods in worker processes too (--jobs / KDIAGNOSE_JOBS, as the load): -o json only.
+        sink=stream if stream is not None else sections,
+        # The pods in worker processes too (--jobs / KDIAGNOSE_JOBS, as the load): -o json and human.
         jobs=parallel_jobs(),
     )
     if stream is not None and binary is not None:
         stream.finish(report)
         binary.flush()
+        raise typer.Exit(int(exit_code_for(report)))
+    if sections is not None:
+        sections.finish(report)
+        sys.stdout.flush()
         raise typer.Exit(int(exit_code_for(report)))
     from kdiagnose.report.emit import emit
 

@@ -39,10 +39,24 @@ if TYPE_CHECKING:
 
     from kdiagnose.results import PodReport, Report, Sequential
 
-__all__ = ["RenderOptions", "describe_details", "glance", "render", "render_text"]
+__all__ = [
+    "MAX_OVERVIEW",
+    "RenderOptions",
+    "console_for",
+    "describe_details",
+    "entry_line",
+    "footer",
+    "glance",
+    "overview",
+    "own_notes",
+    "pod_section",
+    "render",
+    "render_notes",
+    "render_text",
+]
 
 # Entries listed in the overview at the top of a multi-entry report.
-_MAX_OVERVIEW = 20
+MAX_OVERVIEW = 20
 # Pod names listed under an owner entry.
 _MAX_NAMES = 6
 
@@ -190,11 +204,23 @@ def _label_line(out: Out, label: str, text: str, style: str) -> None:
 
 def _pod(out: Out, pr: PodReport, report: Report, opts: RenderOptions, shared: set[str]) -> None:
     """One pod in full: the title, cause and fix, then the sections."""
+    pod_section(out, pr, report, opts)
+    render_notes(out, pr.diagnosis.notes, own_notes(pr), shared)
+
+
+def pod_section(out: Out, pr: PodReport, report: Report, opts: RenderOptions) -> None:
+    """One pod's entry but its Notes, which depend on the other pods (a note several pods carry is printed
+    once at the end): the part report/console_stream.py renders while the other pods are diagnosed."""
     _answer(out, pr, _title(out, pr))
-    _pod_body(out, pr, report, opts, shared)
+    _pod_main(out, pr, report, opts)
 
 
 def _pod_body(out: Out, pr: PodReport, report: Report, opts: RenderOptions, shared: set[str]) -> None:
+    _pod_main(out, pr, report, opts)
+    render_notes(out, pr.diagnosis.notes, own_notes(pr), shared)
+
+
+def _pod_main(out: Out, pr: PodReport, report: Report, opts: RenderOptions) -> None:
     d = pr.diagnosis
     word, _, headline = pod_headline(pr)
     if word == "bound":
@@ -302,17 +328,27 @@ def _pod_body(out: Out, pr: PodReport, report: Report, opts: RenderOptions, shar
             hang = indent + 2 if body.startswith(("- ", "replayed: ")) or indent < 4 else indent
             out.para(body, indent, hang, line_style)
 
-    notes = [n for n in d.notes if n not in shared]
+
+def own_notes(pr: PodReport) -> list[str]:
+    """The remedy search's notes printed under the pod's Notes (an unschedulable pod, or one waiting with
+    remedies, has them under Ruled out)."""
+    word = pod_status(pr)
     if word != "unschedulable" and not (word == "waiting" and pr.remedies):
-        notes += list(pr.remedy_notes)
-    if notes:
+        return list(pr.remedy_notes)
+    return []
+
+
+def render_notes(out: Out, notes: list[str], own: list[str], shared: set[str]) -> None:
+    """A pod's Notes: its diagnosis' notes but those printed once for the whole report, then `own`."""
+    shown = [n for n in notes if n not in shared] + own
+    if shown:
         out.blank()
         out.line("Notes", "bold")
-        for n in notes:
+        for n in shown:
             out.para(f"- {n}", 2, 4)
 
 
-def _console(out: TextIO | None, opts: RenderOptions) -> Console:
+def console_for(out: TextIO | None, opts: RenderOptions) -> Console:
     import os
 
     from rich.console import Console
@@ -386,7 +422,7 @@ def sequential_text(seq: Sequential) -> str:
     return f"{head} of {seq.total} would fit if scheduled one after another{where}; the rest: {seq.rest}"
 
 
-def _entry_line(entry: list[PodReport], report: Report) -> str:
+def entry_line(entry: list[PodReport], report: Report) -> str:
     """One line for an entry (the overview, --summary): verdict, what, cause and fix."""
     lead = _outcomes(entry)[0][0]
     word = pod_status(lead)
@@ -404,18 +440,27 @@ def _entry_line(entry: list[PodReport], report: Report) -> str:
 
 
 def _overview(out: Out, entries: list[list[PodReport]], report: Report, limit: int | None) -> None:
-    pods = [p for e in entries for p in e]
-    counts = Counter(pod_status(p) for p in pods)
-    parts = [f"{counts[w]} {w}" for w in sorted(counts, key=lambda w: STATUS_RANK[w])]
-    owners = sum(1 for e in entries if len(e) > 1)
-    grouped = f" ({owners} owner{'s' if owners != 1 else ''} with several)" if owners else ""
-    head = f"{plural(len(pods), 'pod')} in {len(entries)} {'entry' if len(entries) == 1 else 'entries'}"
-    out.para(f"{head}{grouped}: {', '.join(parts)}", 0, 2, style="bold")
     shown = entries if limit is None else entries[:limit]
-    for e in shown:
-        out.para(_entry_line(e, report), 2, 4)
-    if len(entries) > len(shown):
-        out.line(f"  … {len(entries) - len(shown)} more below (--summary lists every entry)", "dim")
+    overview(
+        out,
+        [pod_status(p) for e in entries for p in e],
+        [entry_line(e, report) for e in shown],
+        len(entries),
+        sum(1 for e in entries if len(e) > 1),
+    )
+
+
+def overview(out: Out, statuses: list[str], lines: list[str], n_entries: int, owners: int) -> None:
+    """The head of a multi-entry report: pods per status, then the first entries' one-line summaries."""
+    counts = Counter(statuses)
+    parts = [f"{counts[w]} {w}" for w in sorted(counts, key=lambda w: STATUS_RANK[w])]
+    grouped = f" ({owners} owner{'s' if owners != 1 else ''} with several)" if owners else ""
+    head = f"{plural(len(statuses), 'pod')} in {n_entries} {'entry' if n_entries == 1 else 'entries'}"
+    out.para(f"{head}{grouped}: {', '.join(parts)}", 0, 2, style="bold")
+    for line in lines:
+        out.para(line, 2, 4)
+    if n_entries > len(lines):
+        out.line(f"  … {n_entries - len(lines)} more below (--summary lists every entry)", "dim")
 
 
 def _owner_entry(
@@ -450,12 +495,12 @@ def _owner_entry(
         _pod_body(out, g[0], report, opts, shared)
 
 
-def _footer(o: Out, report: Report, pods: list[PodReport], seen: Counter[str], shared: set[str]) -> None:
+def footer(o: Out, report: Report, n_pods: int, seen: Counter[str], shared: set[str]) -> None:
     if shared:
         o.blank()
         o.line("Notes for the whole report", "bold")
         for n in sorted(shared, key=lambda n: (-seen[n], n)):
-            scope = "every pod" if seen[n] == len(pods) else f"{seen[n]} of {len(pods)} pods"
+            scope = "every pod" if seen[n] == n_pods else f"{seen[n]} of {n_pods} pods"
             o.para(f"- {n} ({scope})", 2, 4)
     tail = [
         f"not replayed: {n}" if not n.startswith(("profile ", "not ")) else n for n in report.profile_notes
@@ -494,7 +539,7 @@ def _footer(o: Out, report: Report, pods: list[PodReport], seen: Counter[str], s
 def render(report: Report, out: TextIO | None = None, opts: RenderOptions | None = None) -> None:
     """Print the report to `out` (stdout by default)."""
     opts = opts or RenderOptions()
-    o = Out(_console(out, opts))
+    o = Out(console_for(out, opts))
     pods = sorted(report.pods, key=lambda p: (STATUS_RANK[pod_status(p)], p.diagnosis.pod.key))
     # A note every pod (or several) carries is about the input, not the pod: print it once at the end.
     seen: Counter[str] = Counter(n for p in pods for n in dict.fromkeys(p.diagnosis.notes))
@@ -510,7 +555,7 @@ def render(report: Report, out: TextIO | None = None, opts: RenderOptions | None
         _overview(o, entries, report, None)
     else:
         if len(entries) > 1:
-            _overview(o, entries, report, _MAX_OVERVIEW)
+            _overview(o, entries, report, MAX_OVERVIEW)
         for i, entry in enumerate(entries):
             if len(entries) > 1 or i > 0:
                 o.blank()
@@ -519,7 +564,7 @@ def render(report: Report, out: TextIO | None = None, opts: RenderOptions | None
                 _owner_entry(o, entry, report, opts, shared)
             else:
                 _pod(o, entry[0], report, opts, shared)
-    _footer(o, report, pods, seen, shared)
+    footer(o, report, len(pods), seen, shared)
 
 
 def render_text(report: Report, opts: RenderOptions | None = None) -> str:

@@ -85,6 +85,13 @@ class Out:
         else:
             self.console.print()
 
+    def rendered(self, text: str) -> None:
+        """Lines another Out rendered for this width without a color system, newlines included."""
+        if self._write is not None:
+            self._write(text)
+        else:
+            self.console.file.write(text)
+
     def rule(self) -> None:
         """A dim horizontal line across the width (between a report's entries)."""
         if self._write is not None:

@@ -7,9 +7,10 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from kdiagnose.report.console import RenderOptions
     from kdiagnose.results import Report
 
-__all__ = ["OUTPUT_FORMATS", "emit"]
+__all__ = ["OUTPUT_FORMATS", "emit", "human_options"]
 
 OUTPUT_FORMATS = ("human", "json", "yaml")
 
@@ -48,18 +49,23 @@ def emit(
 
         sys.stdout.write(render_yaml(report))
     else:
-        from kdiagnose.report.console import RenderOptions, render
+        from kdiagnose.report.console import render
 
-        render(
-            report,
-            None,
-            RenderOptions(
-                top=top,
-                all_nodes=all_nodes,
-                all_remedies=all_remedies,
-                color=_color(no_color),
-                summary=summary,
-                group=group,
-            ),
-        )
+        render(report, None, human_options(no_color, top, all_nodes, all_remedies, summary, group))
     sys.stdout.flush()
+
+
+def human_options(
+    no_color: bool, top: int, all_nodes: bool, all_remedies: bool, summary: bool, group: bool
+) -> RenderOptions:
+    """The console report's options from the command's flags."""
+    from kdiagnose.report.console import RenderOptions
+
+    return RenderOptions(
+        top=top,
+        all_nodes=all_nodes,
+        all_remedies=all_remedies,
+        color=_color(no_color),
+        summary=summary,
+        group=group,
+    )

@@ -1,0 +1,143 @@
+"""`-o human` rendered while the pods are diagnosed (pipeline.diagnose_snapshot's `sink`), in the worker
+processes when there are several.
+
+The human report cannot be printed pod by pod: the overview at the top counts every pod and the entries are
+sorted by status. But a pod's section (everything but its Notes, which leave out the notes several pods
+share) depends on that pod alone, so it is rendered to text as soon as the pod is diagnosed, where it is
+diagnosed; the pipeline keeps only what the exit code reads (`slim`), not 5,000 verdicts per pod. At the end
+the sections are printed in the report's order with the overview, the notes and the footer that
+report/console.py `render` prints: the same bytes.
+
+Only without a color system (a pipe, a file, --no-color, NO_COLOR): a section rendered to a string in a worker
+has no terminal to ask for colors. With several pending pods of one owner the pipeline does not stream (the
+owner is one entry, placed one after another) and `finish` renders the whole report.
+"""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TextIO
+
+from kdiagnose.report.console import (
+    MAX_OVERVIEW,
+    RenderOptions,
+    console_for,
+    entry_line,
+    footer,
+    overview,
+    own_notes,
+    pod_section,
+    render,
+    render_notes,
+)
+from kdiagnose.report.console_layout import Out
+from kdiagnose.report.console_summary import STATUS_RANK, pod_status
+from kdiagnose.report.json import slim
+
+if TYPE_CHECKING:
+    from kdiagnose.model.objects import Pod
+    from kdiagnose.results import PodReport, Report
+
+__all__ = ["PodSections", "Section", "streams"]
+
+
+@dataclass(slots=True)
+class Section:
+    """One pod's part of the report, rendered: what the parent needs to place and finish it."""
+
+    key: str
+    status: str
+    owner: str
+    entry: str  # its one-line summary (the overview, --summary)
+    body: str  # its lines up to its Notes
+    notes: list[str] = field(default_factory=list)  # the diagnosis' notes (some may be printed at the end)
+    own_notes: list[str] = field(default_factory=list)  # printed under its Notes whatever the others say
+    # What `slim` keeps of the report, without the Pod (the parent has it).
+    kept: tuple[str, int, bool, str | None] = ("", 0, True, None)
+
+
+def streams(opts: RenderOptions, out: TextIO | None = None) -> bool:
+    """Whether the report can be rendered pod by pod: no color system (plain text, the same in a worker)."""
+    return console_for(out, opts).color_system is None
+
+
+class PodSections:
+    """The pipeline's sink for `-o human`: `pod` in one process; `encode` in a worker, `emit` here."""
+
+    def __init__(self, opts: RenderOptions, out: TextIO | None = None) -> None:
+        self.opts = opts
+        self.out = out
+        # The parent's width (the terminal's, COLUMNS, or 80 for a pipe): every section is laid out for it.
+        self.width = console_for(out, opts).width
+        self.sections: list[Section] = []
+
+    def _section(self, report: Report, pr: PodReport) -> Section:
+        buf = io.StringIO()
+        o = RenderOptions(
+            top=self.opts.top,
+            all_nodes=self.opts.all_nodes,
+            all_remedies=self.opts.all_remedies,
+            color=False,
+            width=self.width,
+            max_remedies=self.opts.max_remedies,
+            group=self.opts.group,
+            summary=self.opts.summary,
+        )
+        if not o.summary:
+            pod_section(Out(console_for(buf, o)), pr, report, o)
+        d = pr.diagnosis
+        return Section(
+            key=d.pod.key,
+            status=pod_status(pr),
+            owner=pr.owner,
+            entry=entry_line([pr], report),
+            body=buf.getvalue(),
+            notes=list(d.notes),
+            own_notes=own_notes(pr),
+            kept=(d.profile, d.num_all_nodes, d.handled, d.chosen),
+        )
+
+    def pod(self, report: Report, pr: PodReport) -> PodReport:
+        self.sections.append(self._section(report, pr))
+        return slim(pr)
+
+    def encode(self, report: Report, pr: PodReport) -> Section:
+        return self._section(report, pr)
+
+    def emit(self, report: Report, pod: Pod, encoded: Section) -> PodReport:
+        from kdiagnose.results import PodReport
+        from kdiagnose.scheduler.diagnosis import Diagnosis
+
+        self.sections.append(encoded)
+        profile, num_all_nodes, handled, chosen = encoded.kept
+        kept = Diagnosis(pod=pod, profile=profile, num_all_nodes=num_all_nodes, handled=handled)
+        kept.chosen = chosen
+        return PodReport(diagnosis=kept, owner=encoded.owner)
+
+    def finish(self, report: Report) -> None:
+        """Print the report: from the sections when every pod was streamed, else as `render` does."""
+        if not report.pods or len(self.sections) != len(report.pods):
+            render(report, self.out, self.opts)
+            return
+        o = Out(console_for(self.out, self.opts))
+        # As console.py render: every entry is one pod here (no two pending pods share an owner), sorted
+        # by status, owner, key.
+        secs = sorted(self.sections, key=lambda s: (STATUS_RANK[s.status], s.key))
+        seen: Counter[str] = Counter(n for s in secs for n in dict.fromkeys(s.notes))
+        shared = {n for n, c in seen.items() if c > 1}
+        entries = sorted(secs, key=lambda s: (STATUS_RANK[s.status], s.owner or "", s.key))
+        statuses = [s.status for s in entries]
+        if self.opts.summary:
+            overview(o, statuses, [s.entry for s in entries], len(entries), 0)
+        else:
+            if len(entries) > 1:
+                overview(o, statuses, [s.entry for s in entries[:MAX_OVERVIEW]], len(entries), 0)
+            for s in entries:
+                if len(entries) > 1:
+                    o.blank()
+                    o.rule()
+                o.rendered(s.body)
+                render_notes(o, s.notes, s.own_notes, shared)
+        footer(o, report, len(secs), seen, shared)
