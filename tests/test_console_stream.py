@@ -181,3 +181,36 @@ def test_the_cli_prints_the_same_stdout_with_workers(tmp_path: Path) -> None:
     assert runs[(1, 10**18, True)][0] == 1  # some pod is unschedulable
     assert b"UNSCHEDULABLE" in runs[(1, 10**18, True)][1]
     assert runs[(2, 0, True)] == runs[(1, 10**18, True)] == runs[(2, 0, False)]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "verdict"),
+    [("golden/seed-hello-web.yaml", 1), ("golden/edge-non-default-namespace.yaml", 0)],
+)
+@pytest.mark.parametrize("flags", [(), ("--all-nodes", "--pod", "*")], ids=["streamed", "whole"])
+def test_a_closed_stdout_keeps_the_verdicts_exit_code(scenario: str, verdict: int, flags: Any) -> None:
+    """`kdiagnose FILE | head`: the reader is gone before the first line; no error, the verdict's code."""
+    fixture = str(ROOT / "fixtures" / scenario)
+    args = list(flags)
+    if "*" in args:
+        # --pod: every named pod in full, not streamed (the whole-report path)
+        doc = json.loads(
+            subprocess.run(
+                [sys.executable, "-m", "kdiagnose.cli", fixture, "-o", "json"],
+                capture_output=True,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+                timeout=60,
+            ).stdout
+        )
+        args[args.index("*")] = doc["pods"][0]["pod"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kdiagnose.cli", fixture, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # closed before the child writes anything (it takes ~0.3 s to start)
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == verdict, err
+    assert err == b""

@@ -168,8 +168,10 @@ def diagnose_command(
         binary.flush()
         raise typer.Exit(int(exit_code_for(report)))
     if sections is not None:
+        from kdiagnose.report.console_layout import flush_stdout
+
         sections.finish(report)
-        sys.stdout.flush()
+        flush_stdout()
         raise typer.Exit(int(exit_code_for(report)))
     from kdiagnose.report.emit import emit
 

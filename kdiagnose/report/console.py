@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from kdiagnose.report.console_layout import Out, node_list, plural, safe
+from kdiagnose.report.console_layout import Out, node_list, plural, safe, stdout_closed
 from kdiagnose.report.console_nodes import MAX_ROWS_PER_GROUP, group_rejections, render_group
 from kdiagnose.report.console_scores import render_scores
 from kdiagnose.report.console_summary import (
@@ -538,7 +538,15 @@ def footer(o: Out, report: Report, n_pods: int, seen: Counter[str], shared: set[
 
 def render(report: Report, out: TextIO | None = None, opts: RenderOptions | None = None) -> None:
     """Print the report to `out` (stdout by default)."""
-    opts = opts or RenderOptions()
+    try:
+        _render(report, out, opts or RenderOptions())
+    except BrokenPipeError:
+        if out is not None:
+            raise
+        stdout_closed()
+
+
+def _render(report: Report, out: TextIO | None, opts: RenderOptions) -> None:
     o = Out(console_for(out, opts))
     pods = sorted(report.pods, key=lambda p: (STATUS_RANK[pod_status(p)], p.diagnosis.pod.key))
     # A note every pod (or several) carries is about the input, not the pod: print it once at the end.

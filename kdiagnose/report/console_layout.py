@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
-__all__ = ["Out", "node_list", "plural", "safe"]
+__all__ = ["Out", "flush_stdout", "node_list", "plural", "safe", "stdout_closed"]
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -62,6 +62,28 @@ def _wrapped(text: str, width: int, initial: str, subsequent: str) -> tuple[str,
         break_long_words=True,
     )
     return tuple(w.wrap(text))
+
+
+def stdout_closed() -> None:
+    """`kdiagnose FILE | head`: the reader closed the pipe, it has what it wanted. The rest of the report
+    goes to /dev/null, so the exit code stays the verdict's (rich's Console.on_broken_pipe exits 1 instead,
+    whatever the verdict; cli.py _flush_stdout does the same at exit)."""
+    import os
+    import sys
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def flush_stdout() -> None:
+    """Flush the report, the reader gone or not (stdout_closed)."""
+    import sys
+
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        stdout_closed()
 
 
 class Out:

@@ -32,7 +32,7 @@ from kdiagnose.report.console import (
     render,
     render_notes,
 )
-from kdiagnose.report.console_layout import Out
+from kdiagnose.report.console_layout import Out, stdout_closed
 from kdiagnose.report.console_summary import STATUS_RANK, pod_status
 from kdiagnose.report.json import slim
 
@@ -121,6 +121,14 @@ class PodSections:
         if not report.pods or len(self.sections) != len(report.pods):
             render(report, self.out, self.opts)
             return
+        try:
+            self._print(report)
+        except BrokenPipeError:
+            if self.out is not None:
+                raise
+            stdout_closed()
+
+    def _print(self, report: Report) -> None:
         o = Out(console_for(self.out, self.opts))
         # As console.py render: every entry is one pod here (no two pending pods share an owner), sorted
         # by status, owner, key.

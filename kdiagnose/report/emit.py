@@ -50,8 +50,11 @@ def emit(
         sys.stdout.write(render_yaml(report))
     else:
         from kdiagnose.report.console import render
+        from kdiagnose.report.console_layout import flush_stdout
 
         render(report, None, human_options(no_color, top, all_nodes, all_remedies, summary, group))
+        flush_stdout()
+        return
     sys.stdout.flush()
 
 
