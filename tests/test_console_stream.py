@@ -25,7 +25,7 @@ from kdiagnose.load.snapshot import build_snapshot
 from kdiagnose.model.snapshot import Snapshot
 from kdiagnose.pipeline import diagnose_snapshot
 from kdiagnose.report.console import RenderOptions, render
-from kdiagnose.report.console_stream import PodSections, streams
+from kdiagnose.report.console_stream import PodSections
 from kdiagnose.versions import dialect_for
 from tests.varied import varied_items
 
@@ -150,20 +150,50 @@ def test_golden_cases_streamed_are_the_whole_report(forks: list[int]) -> None:
     assert streamed_cases > 20
 
 
-def test_a_color_terminal_is_rendered_whole() -> None:
-    # A section rendered in a worker has no terminal: with colors the report is rendered at the end.
-    assert streams(RenderOptions(color=False))
-    assert not streams(RenderOptions(color=True))
-    assert streams(RenderOptions(color=None), io.StringIO())  # not a terminal: rich writes no styles
+@pytest.mark.parametrize("system", ["standard", "256", "truecolor"])
+def test_a_color_terminal_gets_the_same_styled_bytes(system: str, forks: list[int]) -> None:
+    """On a terminal the sections are rendered in the workers with the terminal's color system: the same
+    escape codes as rendered whole."""
+    items = varied_items(30, 20, 40, 6)
+    opts = RenderOptions(color=True, width=100, all_nodes=True)
+
+    def console_text(stream: bool) -> str:
+        import rich.console
+
+        buf = io.StringIO()
+        real = rich.console.Console
+
+        def terminal(*a: Any, **k: Any) -> rich.console.Console:
+            # The parent's console as on a terminal of that color system (console_for asks for "auto").
+            if k.get("color_system") == "auto":
+                k["color_system"] = system
+            return real(*a, **k)
+
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(rich.console, "Console", terminal)
+            if stream:
+                sink = PodSections(opts, buf)
+                assert sink.color_system == system
+                report = diagnose_snapshot(_snapshot(items), None, source="varied.json", sink=sink, jobs=2)
+                sink.finish(report)
+                assert len(sink.sections) > 20
+            else:
+                render(diagnose_snapshot(_snapshot(items), None, source="varied.json"), buf, opts)
+        return buf.getvalue()
+
+    whole = console_text(False)
+    assert "\x1b[1m" in whole  # styled: bold titles
+    assert console_text(True) == whole
 
 
 def test_the_cli_prints_the_same_stdout_with_workers(tmp_path: Path) -> None:
     """The real command: the same stdout and exit code streamed in workers, in one process, and whole."""
     dump = tmp_path / "varied.json"
     dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": varied_items(30, 10, 40, 2)}))
+    # The third run takes the sink away: the report rendered whole at the end.
     code = (
-        "import kdiagnose.pipeline as p; p.PARALLEL_MIN_WORK = {}; "
-        "import kdiagnose.report.console_stream as s; s.streams = (lambda *a: {}); "
+        "import kdiagnose.pipeline as p; p.PARALLEL_MIN_WORK = {}; f = p.diagnose_snapshot; "
+        "p.diagnose_snapshot = lambda *a, **k: f(*a, **k) if {} else f(*a, **{{**k, 'sink': None}}); "
         "from kdiagnose.cli import main; main()"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "80"}

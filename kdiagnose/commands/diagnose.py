@@ -94,7 +94,7 @@ def diagnose_command(
         "--jobs",
         min=1,
         metavar="N",
-        help="Processes decoding a big JSON or YAML dump, and diagnosing many pending pods for -o json (default: KDIAGNOSE_JOBS, else the cores available).",
+        help="Processes decoding a big JSON or YAML dump, and diagnosing many pending pods (-o json and human) (default: KDIAGNOSE_JOBS, else the cores available).",
     ),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
@@ -139,14 +139,12 @@ def diagnose_command(
         sys.stdout.flush()
         stream = PodStream(binary)
     elif output == "human":
-        from kdiagnose.report.console_stream import PodSections, streams
+        from kdiagnose.report.console_stream import PodSections
         from kdiagnose.report.emit import human_options
 
-        opts = human_options(no_color, top, all_nodes, all_remedies, summary, not pod)
-        if streams(opts):
-            # Each pod's section is rendered as it is diagnosed (in the workers when there are several),
-            # its verdicts dropped; printed in the report's order at the end: the bytes `render` gives.
-            sections = PodSections(opts)
+        # Each pod's section is rendered as it is diagnosed (in the workers when there are several), its
+        # verdicts dropped; printed in the report's order at the end: the bytes `render` gives.
+        sections = PodSections(human_options(no_color, top, all_nodes, all_remedies, summary, not pod))
     report = diagnose_snapshot(
         snapshot,
         profiles,

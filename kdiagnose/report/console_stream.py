@@ -8,9 +8,10 @@ diagnosed; the pipeline keeps only what the exit code reads (`slim`), not 5,000 
 the sections are printed in the report's order with the overview, the notes and the footer that
 report/console.py `render` prints: the same bytes.
 
-Only without a color system (a pipe, a file, --no-color, NO_COLOR): a section rendered to a string in a worker
-has no terminal to ask for colors. With several pending pods of one owner the pipeline does not stream (the
-owner is one entry, placed one after another) and `finish` renders the whole report.
+A section is rendered to a string for the parent's console: its width, and its color system when it has one
+(a terminal): rich renders the styles into the string as it would on the terminal (Style.render for that
+color system), so the parent writes the same bytes. With several pending pods of one owner the pipeline does
+not stream (the owner is one entry, placed one after another) and `finish` renders the whole report.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
     from kdiagnose.results import PodReport, Report
 
-__all__ = ["PodSections", "Section", "streams"]
+__all__ = ["PodSections", "Section"]
 
 
 @dataclass(slots=True)
@@ -58,35 +59,35 @@ class Section:
     kept: tuple[str, int, bool, str | None] = ("", 0, True, None)
 
 
-def streams(opts: RenderOptions, out: TextIO | None = None) -> bool:
-    """Whether the report can be rendered pod by pod: no color system (plain text, the same in a worker)."""
-    return console_for(out, opts).color_system is None
-
-
 class PodSections:
     """The pipeline's sink for `-o human`: `pod` in one process; `encode` in a worker, `emit` here."""
 
     def __init__(self, opts: RenderOptions, out: TextIO | None = None) -> None:
         self.opts = opts
         self.out = out
-        # The parent's width (the terminal's, COLUMNS, or 80 for a pipe): every section is laid out for it.
-        self.width = console_for(out, opts).width
+        # The parent's width (the terminal's, COLUMNS, or 80 for a pipe) and color system (None: plain
+        # text): every section is laid out and styled for them.
+        parent = console_for(out, opts)
+        self.width = parent.width
+        self.color_system = parent.color_system
         self.sections: list[Section] = []
 
     def _section(self, report: Report, pr: PodReport) -> Section:
+        from rich.console import Console
+
         buf = io.StringIO()
-        o = RenderOptions(
-            top=self.opts.top,
-            all_nodes=self.opts.all_nodes,
-            all_remedies=self.opts.all_remedies,
-            color=False,
-            width=self.width,
-            max_remedies=self.opts.max_remedies,
-            group=self.opts.group,
-            summary=self.opts.summary,
-        )
-        if not o.summary:
-            pod_section(Out(console_for(buf, o)), pr, report, o)
+        if not self.opts.summary:
+            console = Console(
+                file=buf,
+                width=self.width,
+                color_system=self.color_system,  # type: ignore[arg-type]  # one of rich's own names
+                force_terminal=self.color_system is not None,
+                no_color=self.color_system is None,
+                highlight=False,
+                emoji=False,
+                markup=False,
+            )
+            pod_section(Out(console), pr, report, self.opts)
         d = pr.diagnosis
         return Section(
             key=d.pod.key,
