@@ -8,14 +8,19 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kdiagnose.load.files import load_paths
 from kdiagnose.load.snapshot import build_snapshot
 from kdiagnose.scheduler.diagnosis import Diagnosis
 from kdiagnose.scheduler.engine import Scheduler
 from kdiagnose.versions import dialect_for
+
+if TYPE_CHECKING:
+    from kdiagnose.model.snapshot import Snapshot
+    from kdiagnose.scheduler.profiles import Profile
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -131,19 +136,29 @@ def to_golden_shape(
     }
 
 
-def load_case(golden_json: Path) -> tuple[dict[str, Any], Scheduler]:
+def case_inputs(golden_json: Path) -> tuple[dict[str, Any], Callable[[], Snapshot], list[Profile] | None]:
+    """A case's golden record, a builder of fresh snapshots of its scenario at its release (a caller that
+    diagnoses twice needs two: a what-if or a placement may bind into one) and its configured profiles."""
     golden = json.loads(golden_json.read_text())
     scenario = scenario_for(golden_json)
-    result = load_paths([str(scenario)])
     dialect = dialect_for(golden.get("k8s_version"))
-    snap = build_snapshot(result.objects, dialect, list_kinds=result.list_kinds)
+
+    def snapshot() -> Snapshot:
+        result = load_paths([str(scenario)])
+        return build_snapshot(result.objects, dialect, list_kinds=result.list_kinds)
+
     profiles = None
     config = config_for(golden_json)
     if config.exists():
         from kdiagnose.schedconfig import load_scheduler_config
 
-        profiles = load_scheduler_config(str(config), dialect, strict=True).profiles
-    return golden, Scheduler(snap, profiles)
+        profiles = list(load_scheduler_config(str(config), dialect, strict=True).profiles)
+    return golden, snapshot, profiles
+
+
+def load_case(golden_json: Path) -> tuple[dict[str, Any], Scheduler]:
+    golden, snapshot, profiles = case_inputs(golden_json)
+    return golden, Scheduler(snapshot(), profiles)
 
 
 def _alternative_message(

@@ -26,17 +26,6 @@ SCENARIOS = sorted(
 )
 
 
-def _slow_wrap(text: str, width: int, initial: str, subsequent: str) -> tuple[str, ...]:
-    w = console_layout._Wrapper(
-        width=width,
-        initial_indent=initial,
-        subsequent_indent=subsequent,
-        break_on_hyphens=False,
-        break_long_words=True,
-    )
-    return tuple(w.wrap(text))
-
-
 def _through_rich(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every line through rich's Console.print, every wrap through textwrap, nothing cached."""
     init = console_layout.Out.__init__
@@ -46,7 +35,7 @@ def _through_rich(monkeypatch: pytest.MonkeyPatch) -> None:
         self._write = None
 
     monkeypatch.setattr(console_layout.Out, "__init__", slow_init)
-    monkeypatch.setattr(console_layout, "_wrapped", _slow_wrap)
+    monkeypatch.setattr(console_layout, "_wrapped", console_layout.textwrapped)
 
 
 def _as_dicts(report: object) -> None:
@@ -99,7 +88,7 @@ TEXTS = [
 def test_wrap_fast_path_matches_textwrap(text: str, width: int, initial: str, subsequent: str) -> None:
     console_layout._wrapped.cache_clear()
     assert console_layout._wrap(text, width, initial, subsequent) == list(
-        _slow_wrap(text, width, initial, subsequent)
+        console_layout.textwrapped(text, width, initial, subsequent)
     )
 
 

@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 
-from kdiagnose import pipeline
 from kdiagnose.load.files import RawObject
 from kdiagnose.load.snapshot import build_snapshot
 from kdiagnose.model.snapshot import Snapshot
@@ -59,21 +58,6 @@ def _streamed(snap: Snapshot, opts: RenderOptions, jobs: int, profiles: Any = No
     if sink.sections:
         assert all(not p.diagnosis.verdicts for p in report.pods)
     return buf.getvalue(), len(sink.sections)
-
-
-@pytest.fixture
-def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Take the parallel path on small clusters, and count the worker pools started."""
-    monkeypatch.setattr(pipeline, "PARALLEL_MIN_WORK", 0)
-    started: list[int] = []
-    real = pipeline._in_workers
-
-    def counted(groups: Any, work: Any, jobs: int) -> Any:
-        started.append(jobs)
-        return real(groups, work, jobs)
-
-    monkeypatch.setattr(pipeline, "_in_workers", counted)
-    return started
 
 
 @pytest.mark.parametrize("name", sorted(OPTIONS))
@@ -120,28 +104,12 @@ def test_pods_of_one_owner_are_not_streamed_and_print_the_same(forks: list[int])
 
 
 def test_golden_cases_streamed_are_the_whole_report(forks: list[int]) -> None:
-    from kdiagnose.load.files import LoadResult, _load_bytes
-    from kdiagnose.schedconfig import load_scheduler_config
-    from tests.golden_harness import all_cases, scenario_for
+    from tests.golden_harness import all_cases, case_inputs
 
     cases = [c for c in all_cases() if not json.loads(c.read_text()).get("error")]
     streamed_cases = 0
     for golden_json in cases[::5]:
-        golden = json.loads(golden_json.read_text())
-        scenario = scenario_for(golden_json)
-        dialect = dialect_for(golden.get("k8s_version"))
-        config = golden_json.with_name(golden_json.stem + ".config.yaml")
-        profiles = (
-            list(load_scheduler_config(str(config), dialect, strict=True).profiles)
-            if config.exists()
-            else None
-        )
-
-        def snap(scenario: Path = scenario, dialect: Any = dialect) -> Snapshot:
-            result = LoadResult()
-            _load_bytes(scenario.read_bytes(), scenario.name, result, explicit=True)
-            return build_snapshot(result.objects, dialect, list_kinds=result.list_kinds)
-
+        _, snap, profiles = case_inputs(golden_json)
         for opts in (OPTIONS["default"], OPTIONS["all-nodes"]):
             whole = _whole(snap(), opts, profiles)
             text, n = _streamed(snap(), opts, 2, profiles)

@@ -118,21 +118,12 @@ def test_a_selector_the_explanation_cannot_evaluate_is_noted(nodes: int) -> None
         assert f"not evaluated: CEL selector {expr!r} {why}; treated as not matching" in d.notes
 
 
-def test_the_explanation_written_by_a_pod_worker_is_the_serial_text(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_explanation_written_by_a_pod_worker_is_the_serial_text(forks: list[int]) -> None:
     """A pod worker computes the deferred explanation in its own (forked) process, the serial run in the
     parent: the same bytes, and the explanation is in them."""
-    from kdiagnose import pipeline
     from tests.test_parallel_pods import _written
 
-    monkeypatch.setattr(pipeline, "PARALLEL_MIN_WORK", 0)
-    forked: list[int] = []
-    real = pipeline._in_workers
-
-    def counted(groups: Any, work: Any, jobs: int) -> Any:
-        forked.append(jobs)
-        return real(groups, work, jobs)
-
-    monkeypatch.setattr(pipeline, "_in_workers", counted)
+    forked = forks
     for name in ("dra-template-gpus-on-some-nodes", "dra-shared-claim-pending-pods"):
         path = _FIXTURE.with_name(name + ".yaml")
         serial = _written(load_snapshot([str(path)], dialect_for("v1.34.12"))[0], 1, None, path.name)

@@ -40,21 +40,6 @@ def _written(snap: Snapshot, jobs: int, profiles: Any = None, source: str = "var
     return buf.getvalue()
 
 
-@pytest.fixture
-def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Take the parallel path on small clusters, and count the worker pools started."""
-    monkeypatch.setattr(pipeline, "PARALLEL_MIN_WORK", 0)
-    started: list[int] = []
-    real = pipeline._in_workers
-
-    def counted(groups: Any, work: Any, jobs: int) -> Any:
-        started.append(jobs)
-        return real(groups, work, jobs)
-
-    monkeypatch.setattr(pipeline, "_in_workers", counted)
-    return started
-
-
 def _snapshot(items: list[dict[str, Any]], version: str = "v1.34.1") -> Snapshot:
     return build_snapshot([RawObject(o, "varied.json") for o in items], dialect_for(version))
 
@@ -107,28 +92,13 @@ def test_pods_with_one_signature_go_to_one_worker() -> None:
 
 
 def test_golden_cases_in_workers_are_the_serial_bytes(forks: list[int]) -> None:
-    from kdiagnose.load.files import LoadResult, _load_bytes
-    from kdiagnose.schedconfig import load_scheduler_config
-    from tests.golden_harness import all_cases, scenario_for
+    from tests.golden_harness import all_cases, case_inputs, scenario_for
 
     cases = [c for c in all_cases() if not json.loads(c.read_text()).get("error")]
     compared = 0
     for golden_json in cases[::7]:
-        golden = json.loads(golden_json.read_text())
+        _, snap, profiles = case_inputs(golden_json)
         scenario = scenario_for(golden_json)
-        dialect = dialect_for(golden.get("k8s_version"))
-        config = golden_json.with_name(golden_json.stem + ".config.yaml")
-        profiles = (
-            list(load_scheduler_config(str(config), dialect, strict=True).profiles)
-            if config.exists()
-            else None
-        )
-
-        def snap(scenario: Path = scenario, dialect: Any = dialect) -> Snapshot:
-            result = LoadResult()
-            _load_bytes(scenario.read_bytes(), scenario.name, result, explicit=True)
-            return build_snapshot(result.objects, dialect, list_kinds=result.list_kinds)
-
         before = len(forks)
         serial = _written(snap(), 1, profiles, scenario.name)
         assert len(forks) == before

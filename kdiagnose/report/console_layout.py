@@ -54,6 +54,11 @@ def _wrapped(text: str, width: int, initial: str, subsequent: str) -> tuple[str,
         # drop; a first line keeps its leading spaces), without its ~10 µs of chunking: --all-nodes at
         # 5,000 nodes wraps ~100,000 short cells.
         return (initial + text,)
+    return textwrapped(text, width, initial, subsequent)
+
+
+def textwrapped(text: str, width: int, initial: str, subsequent: str) -> tuple[str, ...]:
+    """The lines textwrap gives (through _Wrapper's breaks), uncached: what `_wrapped` stands for."""
     w = _Wrapper(
         width=width,
         initial_indent=initial,
