@@ -13,7 +13,11 @@ import textwrap
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rich.color import ColorSystem
     from rich.console import Console
+    from rich.style import Style
     from rich.text import Text
 
 __all__ = ["Out", "flush_stdout", "node_list", "plural", "safe", "stdout_closed"]
@@ -103,12 +107,26 @@ class Out:
         # µs a line; a report of 1,000 pods has 50,000 lines. The text is written directly then, the bytes
         # unchanged: only a tab (which rich expands to its tab stops by cell width) still goes through rich.
         self._write = console.file.write if console.color_system is None else None
+        # On a terminal rich renders the same Text as one segment in its style and a newline: the style's
+        # escape codes around the text (Style.render for the console's color system), written directly too.
+        self._styled: tuple[Callable[[str], object], ColorSystem, dict[str, Style]] | None = None
+        if (
+            self._write is None
+            and console.is_terminal
+            and not console.legacy_windows
+            and not console.is_jupyter
+        ):
+            from rich.console import COLOR_SYSTEMS
+
+            self._styled = (console.file.write, COLOR_SYSTEMS[str(console.color_system)], {})
         # console.rule(): the line character (ASCII on a non-UTF-8 stream, rule.py) across the full width.
         self._rule = ("─" if console.encoding.startswith("utf") else "-") * console.width
 
     def blank(self) -> None:
         if self._write is not None:
             self._write("\n")
+        elif self._styled is not None:
+            self._styled[0]("\n")
         else:
             self.console.print()
 
@@ -135,9 +153,20 @@ class Out:
 
     def line(self, text: str, style: str | None = None) -> None:
         text = safe(text)
-        if self._write is not None and "\t" not in text:
-            self._write(text + "\n")
-            return
+        if "\t" not in text:
+            if self._write is not None:
+                self._write(text + "\n")
+                return
+            if self._styled is not None:
+                write, system, styles = self._styled
+                if not style or not text:
+                    write(text + "\n")
+                    return
+                st = styles.get(style)
+                if st is None:
+                    st = styles[style] = self.console.get_style(style)
+                write(st.render(text, color_system=system) + "\n")
+                return
         from rich.text import Text
 
         self.console.print(Text(text, style=style or ""), soft_wrap=True)
