@@ -131,7 +131,7 @@ class Out:
             self.console.print()
 
     def rendered(self, text: str) -> None:
-        """Lines another Out rendered for this width without a color system, newlines included."""
+        """Lines another Out rendered for this console's width and color system, newlines included."""
         if self._write is not None:
             self._write(text)
         else:
