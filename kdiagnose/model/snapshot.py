@@ -145,6 +145,10 @@ class NodeInfo:
         return f"NodeInfo({self.name}, pods={len(self.pods)})"
 
 
+# remove_pods: up to this many pods are searched for one by one.
+_FEW = 8
+
+
 def _without(pods: list[Pod], old: Pod) -> list[Pod]:
     """A copy of `pods` without `old` (every occurrence), as `[p for p in pods if p is not old]`."""
     out = list(pods)
@@ -326,14 +330,37 @@ class Snapshot:
 
     def remove_pods(self, pods: Iterable[Pod]) -> None:
         self.generation += 1
-        gone = {id(p) for p in pods}
-        for p in [p for p in self.pods if id(p) in gone]:
+        removing = list(pods)
+        gone = {id(p) for p in removing}
+        if len(gone) <= _FEW:
+            # A few pods (sequential placement removes one per placement): found by identity at C speed
+            # (list.index; Pod compares by identity), not by a Python test per pod of 150,000.
+            unique = list({id(p): p for p in removing}.values())
+            pos = {id(p): self.pods.index(p) for p in unique if p in self.pods}
+            here = sorted((p for p in unique if id(p) in pos), key=lambda p: pos[id(p)])  # list order
+            for p in here:
+                self.pods = _without(self.pods, p)
+            for p in unique:
+                if p in self.pending:
+                    self.pending = _without(self.pending, p)
+        else:
+            here = [p for p in self.pods if id(p) in gone]
+            self.pods = [p for p in self.pods if id(p) not in gone]
+            self.pending = [p for p in self.pending if id(p) not in gone]
+        for p in here:
             ni = self.own_node_info(p.node_name) if p.node_name else None
             if ni is not None:
                 ni.remove_pod(p)
-        self.pods = [p for p in self.pods if id(p) not in gone]
-        self.pending = [p for p in self.pending if id(p) not in gone]
+        # Removing pending pods leaves every NodeInfo as it was: the indexes of the bound pods stand (the
+        # pod placed next in sequential placement is removed as pending, then bound: without this, both
+        # indexes were rebuilt over every bound pod per placement, ~0.2 s each at 150,000 pods).
+        kept = (
+            {k: v for k, v in self.cache.items() if k in POD_BOUND_UPDATERS}
+            if not any(p.node_name for p in removing)
+            else {}
+        )
         self.cache.clear()
+        self.cache.update(kept)
 
     def derive(
         self,
