@@ -69,7 +69,7 @@ def place_one_after_another(
         if d.scheduled and d.chosen:
             placed = copy.copy(pod)  # bind() sets node_name: the original stays pending for the report
             fork.remove_pods([pod])
-            fork.bind(placed, d.chosen)
+            fork.bind(placed, d.chosen, new=True)
             scheduler.invalidate()
             out.fit += 1
             by_node[d.chosen] += 1

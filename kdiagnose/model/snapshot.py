@@ -149,6 +149,14 @@ class NodeInfo:
 _FEW = 8
 
 
+def _position(pods: list[Pod], pod: Pod) -> int:
+    """Where `pod` (this object: Pod compares by identity) is in `pods`, or -1."""
+    try:
+        return pods.index(pod)
+    except ValueError:
+        return -1
+
+
 def _without(pods: list[Pod], old: Pod) -> list[Pod]:
     """A copy of `pods` without `old` (every occurrence), as `[p for p in pods if p is not old]`."""
     out = list(pods)
@@ -233,22 +241,23 @@ class Snapshot:
 
     # ------------------------------------------------------------ what-if copies (remedies, CI gate)
 
-    def bind(self, pod: Pod, node_name: str) -> Pod:
+    def bind(self, pod: Pod, node_name: str, *, new: bool = False) -> Pod:
         """Place a pod on a node in THIS snapshot (the CI gate's sequential replicas) and return it. Clears
         derived caches; callers rebuild their Scheduler frameworks (Scheduler.invalidate). A derived
         snapshot binds a copy of a pod that is its parent's object (the parent's stays pending) on its own
-        copy of the node's NodeInfo."""
+        copy of the node's NodeInfo. `new`: the caller made `pod` just now (a copy of a pending pod it
+        removed), so it is in none of the lists: not searched for among 150,000 pods."""
         self.generation += 1
         parent = self.parent
-        if parent is not None and any(p is pod for p in parent.pods):
+        if not new and parent is not None and any(p is pod for p in parent.pods):
             mine = pod
             pod = copy.copy(mine)
             self.pods = [p for p in self.pods if p is not mine]
             self.pending = [p for p in self.pending if p is not mine]
         pod.node_name = node_name
-        if pod in self.pending:
+        if not new and pod in self.pending:
             self.pending.remove(pod)
-        if pod not in self.pods:
+        if new or pod not in self.pods:
             self.pods.append(pod)
         own = self._own_nodes
         copied = own is not None and node_name not in own
@@ -335,14 +344,19 @@ class Snapshot:
         if len(gone) <= _FEW:
             # A few pods (sequential placement removes one per placement): found by identity at C speed
             # (list.index; Pod compares by identity), not by a Python test per pod of 150,000.
+            # A pod is in each list once (build_snapshot makes one object per pod, bind adds one only if it
+            # is not there): one scan finds it, removed from a copy of the list (never changed in place:
+            # a derived snapshot's lists may be its parent's; bind appends to the copy).
             unique = list({id(p): p for p in removing}.values())
-            pos = {id(p): self.pods.index(p) for p in unique if p in self.pods}
+            pos = {id(p): i for p in unique if (i := _position(self.pods, p)) >= 0}
             here = sorted((p for p in unique if id(p) in pos), key=lambda p: pos[id(p)])  # list order
-            for p in here:
-                self.pods = _without(self.pods, p)
+            pods, pending = list(self.pods), list(self.pending)  # this snapshot's own, as below
+            for p in reversed(here):
+                del pods[pos[id(p)]]
             for p in unique:
-                if p in self.pending:
-                    self.pending = _without(self.pending, p)
+                if (i := _position(pending, p)) >= 0:
+                    del pending[i]
+            self.pods, self.pending = pods, pending
         else:
             here = [p for p in self.pods if id(p) in gone]
             self.pods = [p for p in self.pods if id(p) not in gone]
