@@ -16,7 +16,7 @@ from kdiagnose.errors import UsageError
 from kdiagnose.load.gcpause import PerItemGC
 from kdiagnose.model.pools import PoolSpec, pool_of
 from kdiagnose.remedies.safety import platform_warning
-from kdiagnose.results import PodReport, Remedy, Report
+from kdiagnose.results import PodReport, Remedy, Report, Sequential
 from kdiagnose.scheduler.diagnosis import Diagnosis
 from kdiagnose.scheduler.engine import Scheduler, scheduling_signature
 from kdiagnose.scheduler.profiles import Profile, default_profile
@@ -286,16 +286,21 @@ def _bound(snapshot: Snapshot, pod: Pod) -> Diagnosis:
 PARALLEL_MIN_WORK = 200_000
 
 
+def _can_fork(jobs: int) -> bool:
+    """Worker processes are used: more than one job and the fork start method (not macOS's default)."""
+    import multiprocessing
+    import sys
+
+    return jobs >= 2 and sys.platform != "darwin" and "fork" in multiprocessing.get_all_start_methods()
+
+
 def _worker_groups(snapshot: Snapshot, ordered: list[Pod], jobs: int) -> list[list[int]] | None:
     """The pods (indexes into `ordered`) as the tasks of `jobs` workers, or None to stay in one process.
 
     Pods with the same scheduling signature share one task: one process then replays them once and
     shares their remedies (the memos of Scheduler.diagnose and `remedy_memo`) as the serial loop does.
     Tasks are in the order of their first pod, so the workers run ahead of the writer by little."""
-    import multiprocessing
-    import sys
-
-    if jobs < 2 or sys.platform == "darwin" or "fork" not in multiprocessing.get_all_start_methods():
+    if not _can_fork(jobs):
         return None
     pending = sum(1 for p in ordered if not p.node_name)
     if pending < 2 or pending * max(1, snapshot.num_nodes) < PARALLEL_MIN_WORK:
@@ -516,15 +521,34 @@ def diagnose_snapshot(
                 # local bound to it would keep its 5,000 verdicts alive to be traced, then promoted).
                 report.pods.append(stream.pod(report, one(pod)) if stream is not None else one(pod))
     # Each pod above is judged alone; an owner's replicas also compete with each other.
-    for owner, owned in by_owner.items():
-        if len(owned) > 1:
-            report.sequential[owner] = place_one_after_another(
-                snapshot,
-                all_profiles,
-                owned,
-                nominated=nominated,
-                remedy_fn=(lambda s, sc, d: compute_remedies(s, sc, d, pools=pools)) if remedies else None,
+    several = [(owner, owned) for owner, owned in by_owner.items() if len(owned) > 1]
+
+    def place(indices: list[int]) -> list[tuple[int, Sequential]]:
+        return [
+            (
+                i,
+                place_one_after_another(
+                    snapshot,
+                    all_profiles,
+                    several[i][1],
+                    nominated=nominated,
+                    remedy_fn=(lambda s, sc, d: compute_remedies(s, sc, d, pools=pools))
+                    if remedies
+                    else None,
+                ),
             )
+            for i in indices
+        ]
+
+    # Each owner's placements are on a fork of the snapshot of their own: in the workers, one task per
+    # owner, when there are several owners and enough work (each placement replays a pod over every node).
+    work = sum(len(owned) for _, owned in several) * max(1, snapshot.num_nodes)
+    if len(several) > 1 and _can_fork(jobs) and work >= PARALLEL_MIN_WORK:
+        placed = _in_workers([[i] for i in range(len(several))], place, jobs)
+    else:
+        placed = iter(place(list(range(len(several)))))
+    for i, seq in placed:
+        report.sequential[several[i][0]] = seq
     return report
 
 

@@ -36,10 +36,10 @@ def _plain_remove_pods(self: Snapshot, pods: Any) -> None:
     self.cache.clear()
 
 
-def _document(items: list[dict[str, Any]], version: str) -> bytes:
+def _document(items: list[dict[str, Any]], version: str, jobs: int = 1) -> bytes:
     snap = build_snapshot([RawObject(o, "owners.json") for o in items], dialect_for(version))
     buf = io.BytesIO()
-    write(diagnose_snapshot(snap, None, source="owners.json"), buf)
+    write(diagnose_snapshot(snap, None, source="owners.json", jobs=jobs), buf)
     return buf.getvalue()
 
 
@@ -96,3 +96,34 @@ def test_remove_pods_few_and_many_leave_the_same_snapshot() -> None:
     _plain_remove_pods(b, [p for p in b.pods if p.key in keys])
     assert state(a) == state(b)
     assert isinstance(pick[0], Pod)
+
+
+def test_owners_placed_in_workers_give_the_same_document(forks: list[int]) -> None:
+    """Each owner's placements on its own fork, one worker task per owner: the serial document."""
+    items: list[dict[str, Any]] = _generator().generate(40, 20, 90, 5, 3, False)["items"]
+    serial = _document(items, "v1.34.1")
+    assert not forks
+    assert _document(items, "v1.34.1", jobs=2) == serial
+    assert forks == [2]
+    owners = json.loads(serial)["owners"]
+    assert len(owners) == 3 and any(o["fitOneAfterAnother"] for o in owners)
+
+
+def test_replicas_share_one_node_map_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """-o json: replicas diagnosed once share their node map's text (report/json.py _node_entries), the
+    text each would get alone."""
+    from kdiagnose.report import json as report_json
+
+    items: list[dict[str, Any]] = _generator().generate(40, 20, 90, 6, 3, False)["items"]
+    made: list[int] = []
+    real = report_json._node_map
+
+    def counted(*a: Any) -> Any:
+        made.append(1)
+        return real(*a)
+
+    monkeypatch.setattr(report_json, "_node_map", counted)
+    shared = _document(items, "v1.34.1")
+    assert 0 < len(made) < 20  # 90 pods of 3 owners (and the bound pods' owners): a few maps
+    monkeypatch.setattr(report_json, "_node_entries", lambda pr, pools, names=None: real(pr, pools, names))
+    assert _document(items, "v1.34.1") == shared

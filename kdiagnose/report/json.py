@@ -251,7 +251,7 @@ class _Names:
     """Per document: each node's `        "name": ` text (at its depth in -o json) and its pool's JSON, and
     its rank in name order (the same for every pod)."""
 
-    __slots__ = ("every", "pool_text", "pools", "prefix", "rank")
+    __slots__ = ("every", "pool_text", "pools", "prefix", "rank", "recent")
 
     def __init__(self, pools: dict[str, str]) -> None:
         self.pools = pools
@@ -260,6 +260,10 @@ class _Names:
         self.pool_text: dict[str, bytes] = {}
         self.rank: dict[str, int] = {}
         self.every: list[str] = []  # the names of `rank`, in name order
+        # The last few node maps written (_node_entries), with the objects they were made from: replicas of
+        # one owner share one replay's verdicts and scores (the Scheduler's memo), and their maps are the
+        # same megabytes of text. Only a few: distinct pods (the streamed case) must not keep theirs.
+        self.recent: dict[tuple[int, ...], tuple[object, object, object, object, bytes | None]] = {}
 
     def texts(self, names: list[str]) -> tuple[list[bytes], list[bytes]]:
         """text(name) of each name, as the column of prefixes and the column of pools."""
@@ -290,7 +294,30 @@ class _Names:
         return self.rank
 
 
+# _Names.recent: node maps kept for the replicas written next.
+_RECENT_MAPS = 4
+
+
 def _node_entries(pr: PodReport, pools: dict[str, str], names: _Names | None = None) -> bytes | None:
+    """_node_map's text, the same for pods whose diagnoses share their verdicts, scores and not-evaluated
+    nodes (the objects themselves: replicas diagnosed once), made once for them."""
+    if names is None or names.pools is not pools:
+        return _node_map(pr, pools, names)
+    d = pr.diagnosis
+    made = (d.verdicts, d.scores, d.not_evaluated, d.absent)
+    key = (*map(id, made), d.absent_counted, bool(d.feasible))
+    hit = names.recent.get(key)
+    # The objects are kept with the text, so their ids cannot be another object's while it is here.
+    if hit is not None and all(a is b for a, b in zip(hit[:4], made, strict=True)):
+        return hit[4]
+    text = _node_map(pr, pools, names)
+    if len(names.recent) >= _RECENT_MAPS:
+        del names.recent[next(iter(names.recent))]
+    names.recent[key] = (*made, text)
+    return text
+
+
+def _node_map(pr: PodReport, pools: dict[str, str], names: _Names | None = None) -> bytes | None:
     """The text of pod_document's "nodes" entries as they read in the -o json document (a pod's entries in
     the "pods" list: every line 4 spaces deeper than in the pod's own document), or None for the plain path.
 
