@@ -233,13 +233,11 @@ def main(argv: list[str] | None = None) -> None:
 def _flush_stdout() -> None:
     """`kdiagnose FILE | head -1`: the reader may close the pipe before Python flushes at exit, which would
     turn the verdict's exit code into 120 with a stray "Exception ignored" line. Flush now and, if the pipe
-    is gone, point stdout at /dev/null so the exit code keeps its meaning."""
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+    is gone, point stdout at /dev/null so the exit code keeps its meaning (as the human report does when
+    the pipe closes while it is written)."""
+    from kdiagnose.report.console_layout import flush_stdout
+
+    flush_stdout()
 
 
 def kubectl_main() -> None:

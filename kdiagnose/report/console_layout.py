@@ -76,7 +76,7 @@ def textwrapped(text: str, width: int, initial: str, subsequent: str) -> tuple[s
 def stdout_closed() -> None:
     """`kdiagnose FILE | head`: the reader closed the pipe, it has what it wanted. The rest of the report
     goes to /dev/null, so the exit code stays the verdict's (rich's Console.on_broken_pipe exits 1 instead,
-    whatever the verdict; cli.py _flush_stdout does the same at exit)."""
+    whatever the verdict). cli.py flushes through here at exit too."""
     import os
     import sys
 

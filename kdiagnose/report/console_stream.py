@@ -35,7 +35,7 @@ from kdiagnose.report.console import (
 )
 from kdiagnose.report.console_layout import Out, stdout_closed
 from kdiagnose.report.console_summary import STATUS_RANK, pod_status
-from kdiagnose.report.json import slim
+from kdiagnose.report.json import Kept, from_kept, kept_of, slim
 
 if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
@@ -55,8 +55,7 @@ class Section:
     body: str  # its lines up to its Notes
     notes: list[str] = field(default_factory=list)  # the diagnosis' notes (some may be printed at the end)
     own_notes: list[str] = field(default_factory=list)  # printed under its Notes whatever the others say
-    # What `slim` keeps of the report, without the Pod (the parent has it).
-    kept: tuple[str, int, bool, str | None] = ("", 0, True, None)
+    kept: Kept = ("", 0, True, None, "")  # what `slim` keeps of the report (report/json.py kept_of)
 
 
 class PodSections:
@@ -97,7 +96,7 @@ class PodSections:
             body=buf.getvalue(),
             notes=list(d.notes),
             own_notes=own_notes(pr),
-            kept=(d.profile, d.num_all_nodes, d.handled, d.chosen),
+            kept=kept_of(pr),
         )
 
     def pod(self, report: Report, pr: PodReport) -> PodReport:
@@ -108,14 +107,8 @@ class PodSections:
         return self._section(report, pr)
 
     def emit(self, report: Report, pod: Pod, encoded: Section) -> PodReport:
-        from kdiagnose.results import PodReport
-        from kdiagnose.scheduler.diagnosis import Diagnosis
-
         self.sections.append(encoded)
-        profile, num_all_nodes, handled, chosen = encoded.kept
-        kept = Diagnosis(pod=pod, profile=profile, num_all_nodes=num_all_nodes, handled=handled)
-        kept.chosen = chosen
-        return PodReport(diagnosis=kept, owner=encoded.owner)
+        return from_kept(pod, encoded.kept)
 
     def finish(self, report: Report) -> None:
         """Print the report: from the sections when every pod was streamed, else as `render` does."""

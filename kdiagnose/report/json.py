@@ -14,7 +14,9 @@ if TYPE_CHECKING:
 
 # A pod's text from a worker and what `slim` keeps of its report: (profile, num_all_nodes, handled, chosen,
 # owner).
-Encoded = tuple[bytes, tuple[str, int, bool, str | None, str]]
+# What `slim` keeps of a pod's report, without the Pod: profile, node count, handled, chosen node, owner.
+Kept = tuple[str, int, bool, str | None, str]
+Encoded = tuple[bytes, Kept]
 
 __all__ = ["API_VERSION", "pod_document", "render", "report_document", "status_document", "write"]
 
@@ -499,23 +501,16 @@ class PodStream:
     def encode(self, report: Report, pr: PodReport) -> Encoded:
         if self._names is None:
             self._names = _Names(report.node_pools)
-        d = pr.diagnosis
-        text = _pod_bytes(pr, report.node_pools, self._names)
-        return text, (d.profile, d.num_all_nodes, d.handled, d.chosen, pr.owner)
+        return _pod_bytes(pr, report.node_pools, self._names), kept_of(pr)
 
     def emit(self, report: Report, pod: Pod, encoded: Encoded) -> PodReport:
         """Write a pod `encode` gave (in a worker) and return what `slim` would keep of its report."""
-        from kdiagnose.results import PodReport
-        from kdiagnose.scheduler.diagnosis import Diagnosis
-
-        text, (profile, num_all_nodes, handled, chosen, owner) = encoded
+        text, kept = encoded
         started = self._start(report)
         # _pods_parts does not depend on the pods: a refusal would have come before the workers started.
         assert started, "the parallel path needs the streamed document"
         self.out.write(b"    " + text)
-        kept = Diagnosis(pod=pod, profile=profile, num_all_nodes=num_all_nodes, handled=handled)
-        kept.chosen = chosen
-        return PodReport(diagnosis=kept, owner=owner)
+        return from_kept(pod, kept)
 
     def finish(self, report: Report) -> None:
         """The rest of the document (all of it when no pod was streamed)."""
@@ -529,13 +524,24 @@ class PodStream:
 
 def slim(pr: PodReport) -> PodReport:
     """What stays of a written pod: its key, whether it was placed, its owner (summary, exit code)."""
+    return from_kept(pr.diagnosis.pod, kept_of(pr))
+
+
+def kept_of(pr: PodReport) -> Kept:
+    """What `slim` keeps, as a worker sends it to the parent (which has the Pod)."""
+    d = pr.diagnosis
+    return (d.profile, d.num_all_nodes, d.handled, d.chosen, pr.owner)
+
+
+def from_kept(pod: Pod, kept: Kept) -> PodReport:
+    """The slim report of `pod` from what `kept_of` kept."""
     from kdiagnose.results import PodReport
     from kdiagnose.scheduler.diagnosis import Diagnosis
 
-    d = pr.diagnosis
-    kept = Diagnosis(pod=d.pod, profile=d.profile, num_all_nodes=d.num_all_nodes, handled=d.handled)
-    kept.chosen = d.chosen
-    return PodReport(diagnosis=kept, owner=pr.owner)
+    profile, num_all_nodes, handled, chosen, owner = kept
+    d = Diagnosis(pod=pod, profile=profile, num_all_nodes=num_all_nodes, handled=handled)
+    d.chosen = chosen
+    return PodReport(diagnosis=d, owner=owner)
 
 
 def write(report: Report, out: BinaryIO) -> None:
