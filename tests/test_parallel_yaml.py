@@ -11,14 +11,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 import yaml
 
 from kdiagnose.errors import InputError
 from kdiagnose.load import fast, parallel, stream_yaml, wire
+from kdiagnose.load.compact import _ITEM, slim_pod
 from kdiagnose.load.files import load_paths
 from kdiagnose.load.raw import LoadResult
 from kdiagnose.load.snapshot import build_snapshot
+from kdiagnose.load.trim import trim_pod
 from kdiagnose.versions import dialect_for
 from tests.test_compact_pods import _admitted
 from tests.test_fast_loaders import cluster_items, snapshot_view
@@ -51,8 +54,25 @@ def _load(path: Path, jobs: int) -> Any:
     return load_paths([str(path)])
 
 
+def _slim(obj: Any) -> Any:
+    """A bound pod with only the fields both forms keep: a compact record gives back what the JSON stream
+    keeps (load/compact.py slim_pod: a container status's whole state, no annotations), one process the
+    trimmed dict (load/trim.py trim_pod: only a waiting state, the annotations a check reads); any other
+    object as it is."""
+    spec = obj.get("spec")
+    if obj.get("kind") == "Pod" and isinstance(spec, dict) and spec.get("nodeName"):
+        return trim_pod(slim_pod(_ITEM.decode(orjson.dumps(obj))))
+    return obj
+
+
 def _view(result: Any) -> list[tuple[Any, ...]]:
-    return [(copy.deepcopy(r.obj), r.where) for r in result.objects]
+    # The workers send bound pods as compact records, one process keeps them as trimmed dicts: the same
+    # pods (the snapshots are compared too), each compared as the record gives it back.
+    return [(_slim(copy.deepcopy(r.obj)), r.where) for r in result.objects]
+
+
+def _compact(result: Any) -> int:
+    return sum(1 for r in result.objects if r.compact is not None)
 
 
 def _write(tmp_path: Path, items: list[dict[str, Any]], *, sort_keys: bool = True) -> Path:
@@ -66,7 +86,7 @@ def _write(tmp_path: Path, items: list[dict[str, Any]], *, sort_keys: bool = Tru
     return path
 
 
-def _assert_same(path: Path, release: str = "v1.34.1") -> None:
+def _assert_same(path: Path, release: str = "v1.34.1", compact: bool = True) -> None:
     UNPACKED.clear()
     serial = _load(path, 1)
     assert UNPACKED == []
@@ -74,6 +94,9 @@ def _assert_same(path: Path, release: str = "v1.34.1") -> None:
         UNPACKED.clear()
         par = _load(path, n)
         assert len(UNPACKED) > 3  # the workers parsed the batches
+        bound = sum(1 for r in serial.objects if r.obj.get("kind") == "Pod" and r.obj["spec"].get("nodeName"))
+        # ... and sent the (admitted) bound pods as compact records
+        assert _compact(serial) == 0 and (_compact(par) >= bound // 2 > 0 or not compact)
         assert _view(par) == _view(serial)
         assert par.list_kinds == serial.list_kinds and par.files == serial.files
         assert snapshot_view(build_snapshot(par.objects, dialect_for(release))) == snapshot_view(
@@ -88,7 +111,8 @@ def test_varied_cluster(tmp_path: Path, seed: int) -> None:
 
 def test_hand_made_cluster_keys_in_written_order(tmp_path: Path) -> None:
     # Taints, priority classes, volumes, init containers, statuses of several shapes; keys not sorted.
-    _assert_same(_write(tmp_path, cluster_items(), sort_keys=False))
+    _assert_same(_write(tmp_path, cluster_items(), sort_keys=False), compact=False)
+    _assert_same(_write(tmp_path, _admitted(cluster_items()), sort_keys=False))
 
 
 def test_an_integer_past_64_bits_is_parsed_by_the_parent(tmp_path: Path) -> None:

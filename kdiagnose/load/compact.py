@@ -333,23 +333,29 @@ class BatchSource:
     def item(self, index: int) -> Raw:
         last = BatchSource._last
         if last is None or last[0] is not self:
-            if self.data is not None:
-                body = self.data[self.lo : self.hi]
-            elif self.path is None:
-                # A live list's records keep no bytes (load/live_pods.py), and nothing reads them back.
+            last = BatchSource._last = (self, self.items(self.body()))
+        return last[1][index]
+
+    def body(self) -> bytes:
+        """The batch's bytes, as the decoder read them."""
+        if self.data is not None:
+            return self.data[self.lo : self.hi]
+        if self.path is None:
+            # A live list's records keep no bytes (load/live_pods.py), and nothing reads them back.
+            from kdiagnose.errors import InputError
+
+            raise InputError("a pod of the live list cannot be decoded again (its bytes are not kept)")
+        with open(self.path, "rb") as f:
+            if file_stamp(self.path) != self.stamp:
                 from kdiagnose.errors import InputError
 
-                raise InputError("a pod of the live list cannot be decoded again (its bytes are not kept)")
-            else:
-                with open(self.path, "rb") as f:
-                    if file_stamp(self.path) != self.stamp:
-                        from kdiagnose.errors import InputError
+                raise InputError(f"{self.path}: the file changed while kdiagnose was reading it")
+            f.seek(self.lo)
+            return f.read(self.hi - self.lo)
 
-                        raise InputError(f"{self.path}: the file changed while kdiagnose was reading it")
-                    f.seek(self.lo)
-                    body = f.read(self.hi - self.lo)
-            last = BatchSource._last = (self, msgspec.json.decode(b"[" + body + b"]", type=list[Raw]))
-        return last[1][index]
+    def items(self, body: bytes) -> list[Raw]:
+        """The batch's items as JSON texts (a JSON batch: its items between `[` and `]`)."""
+        return msgspec.json.decode(b"[" + body + b"]", type=list[Raw])
 
 
 def file_stamp(path: str) -> tuple[int, int]:

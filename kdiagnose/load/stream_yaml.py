@@ -24,8 +24,10 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from msgspec import Raw
+
 from kdiagnose.errors import InputError
-from kdiagnose.load.compact import TemplateTable
+from kdiagnose.load.compact import BatchSource, TemplateTable, file_stamp
 from kdiagnose.load.gcpause import without_gc
 from kdiagnose.load.limits import MAX_SHAPELESS_DOCS, LimitError
 from kdiagnose.load.parse import _decode_yaml
@@ -101,9 +103,12 @@ def _batch(data: bytes, source: str, top: _TopLevel | None = None) -> list[RawOb
     return [RawObject(o, source) for o in map(top.keep, docs[0]) if o is not None]
 
 
-def _stream(f: BinaryIO, source: str, workers: int = 1) -> tuple[list[RawObject], Obj | None]:
+def _stream(
+    f: BinaryIO, source: str, workers: int = 1, path: str | None = None
+) -> tuple[list[RawObject], Obj | None]:
     """(objects, the List without its items) of a kubectl-layout List, or (objects, None) of a file that
-    is one top-level sequence. `workers` > 1: a List's batches are parsed in that many processes."""
+    is one top-level sequence. `workers` > 1: a List's batches are parsed in that many processes (`path`:
+    the file, which their compact records decode again from)."""
     buf = f.read(BLOCK_SIZE)
     top: _TopLevel | None = None
     if buf.startswith(b"\xef\xbb\xbf"):
@@ -118,9 +123,9 @@ def _stream(f: BinaryIO, source: str, workers: int = 1) -> tuple[list[RawObject]
     buf = b"\n" + buf[m.end() :]  # a leading newline: item starts and the end are then all b"\n..."
     pos = 1
     scanned = 0
-    sink = _Batches(source, top, workers if top is None else 1)
+    sink = _Batches(source, top, workers if top is None else 1, path)
     try:
-        trailer = _cut(f, buf, pos, scanned, sink)
+        trailer = _cut(f, buf, pos, scanned, sink, m.end() - 1)
         objects = sink.finish()
     finally:
         sink.close()
@@ -134,26 +139,28 @@ def _stream(f: BinaryIO, source: str, workers: int = 1) -> tuple[list[RawObject]
     return objects, shell[0]
 
 
-def _cut(f: BinaryIO, buf: bytes, pos: int, scanned: int, sink: _Batches) -> bytes:
+def _cut(f: BinaryIO, buf: bytes, pos: int, scanned: int, sink: _Batches, base: int) -> bytes:
     """Hand the items' text to `sink` in batches of whole items, read a block at a time; the text after
-    the item sequence (the List's other fields)."""
+    the item sequence (the List's other fields). `base`: the file offset of buf[0] (each batch's offset
+    goes with it)."""
     eof = False
     while True:
         end = _OUTSIDE.search(buf, scanned)
         if end is not None:
-            sink.add(buf[pos : end.start() + 1])
+            sink.add(buf[pos : end.start() + 1], base + pos)
             return buf[end.start() + 1 :] + f.read()
         if eof:
-            sink.add(buf[pos:])
+            sink.add(buf[pos:], base + pos)
             return b""
         scanned = max(len(buf) - 3, pos)  # the pattern reads up to two bytes past a newline
         cut = buf.rfind(_ITEM_START, pos)
         if cut > pos:
-            sink.add(buf[pos : cut + 1])
+            sink.add(buf[pos : cut + 1], base + pos)
             pos = cut + 1
         more = f.read(BLOCK_SIZE)
         eof = not more
         buf = buf[pos - 1 :] + more
+        base += pos - 1
         scanned -= pos - 1
         pos = 1
 
@@ -165,9 +172,11 @@ class _Batches:
     them in batch order. A batch a worker cannot pack (an integer past 64 bits) is parsed here; one it
     cannot parse alone makes the whole file take files.py's path (`_Fallback`), as in one process."""
 
-    def __init__(self, source: str, top: _TopLevel | None, workers: int) -> None:
+    def __init__(self, source: str, top: _TopLevel | None, workers: int, path: str | None = None) -> None:
         self.source = source
         self.top = top
+        self.path = path
+        self.stamp = file_stamp(path) if path is not None and workers > 1 else None
         self.objects: list[RawObject] = []
         self.pool: Any = None
         self.ahead: deque[tuple[bytes, Future[bytes | str]]] = deque()
@@ -186,14 +195,14 @@ class _Batches:
             except OSError:
                 self.pool = None  # no processes here (limits, sandbox): every batch is parsed here
 
-    def add(self, data: bytes) -> None:
+    def add(self, data: bytes, lo: int = 0) -> None:
         if self.pool is None:
             self.objects.extend(_batch(data, self.source, self.top))
             return
         from concurrent.futures.process import BrokenProcessPool
 
         try:
-            fut = self.pool.submit(_work, (data, self.source, self.session))
+            fut = self.pool.submit(_work, (data, self.source, self.session, lo, self.stamp))
         except (BrokenProcessPool, RuntimeError):
             self._serial()
             self.objects.extend(_batch(data, self.source, self.top))
@@ -221,7 +230,11 @@ class _Batches:
             self.objects.extend(_batch(data, self.source, self.top))
             return
         assert isinstance(got, bytes)
-        self.objects.extend(unpack(got, self.source, self.table, None, None, self.received)[0])
+        # The compact records decode their item again from the file (YamlBatchSource), as the JSON ones do.
+        path = self.path if self.stamp is not None else None
+        self.objects.extend(
+            unpack(got, self.source, self.table, path, None, self.received, YamlBatchSource)[0]
+        )
 
     def _serial(self) -> None:
         """The pool is gone: the batches in flight are parsed here, in order, and so are the next."""
@@ -242,20 +255,65 @@ class _Batches:
             self.pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _work(args: tuple[bytes, str, str]) -> bytes | str:
+def _work(args: tuple[bytes, str, str, int, tuple[int, int] | None]) -> bytes | str:
     """In a worker: one batch parsed as `_batch` parses it in the parent and packed for it; "fallback" when
     it does not parse alone (the whole file then takes files.py's path, which names the error), "serial"
-    when it cannot be packed (the parent parses it itself)."""
+    when it cannot be packed (the parent parses it itself).
+
+    The bound pods go as compact records, as a JSON dump's do (load/compact.py: one model per distinct
+    spec, a row of per-pod values; the parent no longer models, validates and admits 150,000 dicts): the
+    batch's items, checked by the parse (string keys, finite numbers), are written as one JSON array and
+    decoded by the JSON stream's batch decoder, which gives the objects `_batch` gives (Nodes and bound
+    pods trimmed, the others whole). An item JSON cannot carry as it is (an integer past 64 bits, a lone
+    surrogate), or one that decoder leaves to the general path, makes the parent parse the batch."""
+    from kdiagnose.load import stream_json
     from kdiagnose.load.wire import pack_part
 
-    data, source, session = args
+    data, source, session, lo, stamp = args
     with without_gc():
         try:
-            objects = _batch(data, source)
+            objects = _batch(data, source) if stamp is None else _compact(data, source, lo, stamp)
         except _Fallback:
             return "fallback"
+        except (TypeError, stream_json._Fallback, stream_json._Serial, RecursionError, ValueError):
+            return "serial"  # orjson's error is a TypeError
         packed = pack_part(objects, session)
         return "serial" if packed is None else packed
+
+
+def _compact(data: bytes, source: str, lo: int, stamp: tuple[int, int]) -> list[RawObject]:
+    import orjson
+
+    from kdiagnose.load import stream_json
+    from kdiagnose.load.parallel import _worker_table
+
+    docs = _parse(data, source)
+    if len(docs) != 1 or not isinstance(docs[0], list):
+        raise _Fallback
+    items = docs[0]
+    if not all(isinstance(x, dict) and "kind" in x for x in items):
+        raise _Fallback  # as _keep: a typed List, or an item that is no object, is files.py's to read
+    text = orjson.dumps(items)
+    where = BatchSource(None, None, lo, lo + len(data), None, stamp)
+    return stream_json._decode_batch(memoryview(text), source, _worker_table(), None, True, where)
+
+
+class YamlBatchSource(BatchSource):
+    """A YAML batch's place in its file, to decode one of its items again (BoundPod.to_obj): the batch is
+    read and parsed again as the worker parsed it, and its items written as the same JSON array."""
+
+    __slots__ = ()
+
+    def items(self, body: bytes) -> list[Raw]:
+        import msgspec
+        import orjson
+
+        docs = _parse(body, self.path or "")
+        if len(docs) != 1 or not isinstance(docs[0], list):
+            from kdiagnose.errors import InputError
+
+            raise InputError(f"{self.path}: the file changed while kdiagnose was reading it")
+        return msgspec.json.decode(orjson.dumps(docs[0]), type=list[Raw])
 
 
 def load_yaml_list(path: Path | BinaryIO, source: str, result: LoadResult) -> bool:
@@ -269,7 +327,8 @@ def load_yaml_list(path: Path | BinaryIO, source: str, result: LoadResult) -> bo
             workers = 1
             if isinstance(path, Path) and os.fstat(f.fileno()).st_size >= parallel.PARALLEL_MIN_BYTES:
                 workers = parallel.jobs()
-            objects, shell = _stream(f, source, workers)
+            where = os.path.abspath(path) if isinstance(path, Path) and workers > 1 else None
+            objects, shell = _stream(f, source, workers, where)
     except (_Fallback, OSError):
         return False
     if shell is None:

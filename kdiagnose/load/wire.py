@@ -225,9 +225,11 @@ def unpack(
     path: str | None,
     typed: tuple[str, str] | None,
     received: dict[int, Received],
+    source_class: type[BatchSource] = BatchSource,
 ) -> tuple[list[RawObject], int | None]:
-    """A part's objects from its worker's bytes (`path` None: a live page or a YAML batch, whose records
-    keep no file range). `received`: per worker pid, what it sent in its earlier parts of this load (each
+    """A part's objects from its worker's bytes (`path` None: a live page, whose records keep no file
+    range; `source_class`: how a record's item is decoded again from its batch, a JSON range's or a YAML
+    batch's, stream_yaml.YamlBatchSource). `received`: per worker pid, what it sent in its earlier parts of this load (each
     worker's parts come in the order it decoded them: the tasks are handed out, and their results read, in
     input order)."""
     end, pid, keys, spans, stamp, new_strs, new_labels, new_owners, new_conds, rows = msgspec.msgpack.decode(
@@ -256,7 +258,7 @@ def unpack(
     )
     if stamp is not None:
         stamp = (stamp[0], stamp[1])
-    sources = [BatchSource(path, None, lo, hi, typed, stamp) for lo, hi in spans]
+    sources = [source_class(path, None, lo, hi, typed, stamp) for lo, hi in spans]
     out: list[RawObject] = []
     append = out.append
     for row in rows:
