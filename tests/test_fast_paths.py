@@ -453,6 +453,55 @@ def test_batch_scores_equal_score_per_node(seed: int, version: str, strategy: st
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+def test_taint_and_cordon_batches_equal_the_per_node_verdicts_on_nodes_of_any_snapshot(seed: int) -> None:
+    """TaintToleration's and NodeUnschedulable's batch calls (taint classes computed once per snapshot) on
+    nodes the plugin's snapshot does not hold (what-if and simulated nodes, with taint lists equal to a
+    snapshot node's and new ones) give the verdicts and scores `filter` and `score` give node by node, in
+    any order."""
+    import random
+
+    from kdiagnose.model.objects import Taint
+    from kdiagnose.model.snapshot import NodeInfo
+    from kdiagnose.remedies.whatif import simulated_node
+    from kdiagnose.scheduler import names
+    from kdiagnose.scheduler.framework import CycleState
+    from kdiagnose.scheduler.profiles import default_profile
+    from kdiagnose.scheduler.runner import Framework
+
+    snap = varied_snapshot(nodes=40, pods_per_node=30, pending=60, seed=seed)
+    other = varied_snapshot(nodes=12, pods_per_node=2, pending=0, seed=seed + 10)
+    tainted = next(ni for ni in snap.node_infos if ni.node.taints)
+    extra = [
+        NodeInfo(simulated_node("sim-same", tainted.node.labels, tainted.node.taints, {"cpu": 4000})),
+        NodeInfo(simulated_node("sim-new", {}, [Taint("k", "v", "NoSchedule")], {"cpu": 4000})),
+        NodeInfo(simulated_node("sim-soft", {}, [Taint("soft", "", "PreferNoSchedule")], {"cpu": 4000})),
+        NodeInfo(simulated_node("sim-none", {}, [], {"cpu": 4000})),
+    ]
+    cordoned = NodeInfo(simulated_node("sim-cordoned", {}, [], {"cpu": 4000}))
+    cordoned.node.unschedulable = True
+    nodes = [*snap.node_infos, *other.node_infos, *extra, cordoned]
+    random.Random(seed).shuffle(nodes)
+    fw = Framework(snap, default_profile(snap.dialect))
+    plugins = {pl.name: pl for pl in fw.filter_plugins}
+    taint, cordon = plugins[names.TAINT_TOLERATION], plugins[names.NODE_UNSCHEDULABLE]
+    scorer = next(pl for pl, _ in fw.score_plugins if pl.name == names.TAINT_TOLERATION)
+    rejected = {names.TAINT_TOLERATION: 0, names.NODE_UNSCHEDULABLE: 0}
+    scored = 0
+    for pod in snap.pending:
+        state = CycleState()
+        fw.run_pre_filter(state, pod)
+        for pl in (taint, cordon):
+            want = [pl.filter(state, pod, ni) for ni in nodes]
+            assert pl.filter_many(state, pod, nodes) == want, pl.name
+            rejected[pl.name] += sum(1 for st in want if not st.ok)
+        scorer.pre_score(state, pod, nodes)
+        values, error = scorer.score_many(state, pod, nodes)
+        assert error is None and values == [scorer.score(state, pod, ni)[0] for ni in nodes]
+        scored += sum(values)
+    assert all(rejected.values()) and scored > 0  # rejections and soft-taint counts were compared
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_batch_what_if_replay_equals_the_node_by_node_replay(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

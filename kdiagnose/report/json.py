@@ -12,11 +12,10 @@ if TYPE_CHECKING:
     from kdiagnose.results import PodReport, Recorded, Remedy, Report
     from kdiagnose.scheduler.framework import Status
 
-# A pod's text from a worker and what `slim` keeps of its report: (profile, num_all_nodes, handled, chosen,
-# owner).
 # What `slim` keeps of a pod's report, without the Pod: profile, node count, handled, chosen node, owner.
 Kept = tuple[str, int, bool, str | None, str]
-Encoded = tuple[bytes, Kept]
+# A pod's text from a worker (its parts, _pod_parts) and what `slim` keeps of its report.
+Encoded = tuple[list[bytes], Kept]
 
 __all__ = ["API_VERSION", "pod_document", "render", "report_document", "status_document", "write"]
 
@@ -345,7 +344,6 @@ def _node_map(pr: PodReport, pools: dict[str, str], names: _Names | None = None)
         return None
     totals = table.totals
     names = names if names is not None and names.pools is pools else _Names(pools)
-    text = names.text
     feasible_tpl = b""
     if cols:
         # Plugin names are plain identifiers: their JSON is their text in quotes (else the plain path).
@@ -353,7 +351,7 @@ def _node_map(pr: PodReport, pools: dict[str, str], names: _Names | None = None)
             return None
         scores = b",".join(b'\n            "%s": %%d' % c[0].encode() for c in cols)
         feasible_tpl = (
-            b'%s{\n          "details": [],\n          "plugin": null,\n          "pool": %s,'
+            b'{\n          "details": [],\n          "plugin": null,\n          "pool": %s,'
             b'\n          "reasons": [],\n          "scores": {' + scores + b"\n          },"
             b'\n          "totalScore": %d,\n          "verdict": "Feasible",'
             b'\n          "weightedScores": {' + scores + b"\n          }\n        }"
@@ -365,7 +363,7 @@ def _node_map(pr: PodReport, pools: dict[str, str], names: _Names | None = None)
     vstats = list(d.verdicts.values())
     succ = list(map(is_, vstats, repeat(SUCCESS)))
     feas = list(compress(vnames, succ))
-    out: dict[str, bytes] = {}
+    out: dict[str, bytes] = {}  # each node's entry after its `"name": `
     if len(feas) != len(vnames):
         fails = list(map(not_, succ))
         rej_names = list(compress(vnames, fails))
@@ -394,9 +392,7 @@ def _node_map(pr: PodReport, pools: dict[str, str], names: _Names | None = None)
                 ),
                 8,
             )
-        out.update(
-            zip(rej_names, map(add, names.texts(rej_names)[0], map(bodies.__getitem__, keys)), strict=True)
-        )
+        out.update(zip(rej_names, map(bodies.__getitem__, keys), strict=True))
     if feas:
         if not all(map(totals.__contains__, feas)):
             return None
@@ -405,7 +401,7 @@ def _node_map(pr: PodReport, pools: dict[str, str], names: _Names | None = None)
         total: list[int] = [0] * len(feas)
         for col in weighted:  # sum(weighted) per node: 0 + the first column + the next ..., in column order
             total = list(map(add, total, col))
-        rows = zip(*names.texts(feas), *vals, total, *weighted, strict=True)
+        rows = zip(names.texts(feas)[1], *vals, total, *weighted, strict=True)
         out.update(zip(feas, map(feasible_tpl.__mod__, rows), strict=True))
     counted = d.absent if d.absent_counted else None
     if d.not_evaluated:
@@ -429,25 +425,41 @@ def _node_map(pr: PodReport, pools: dict[str, str], names: _Names | None = None)
                     ),
                     8,
                 )
-            out[name] = text(name)[0] + body
+            out[name] = body
         if len(out) != len(vnames) + len(d.not_evaluated):
             return None  # a node not evaluated twice: the plain path writes its entry once
-    return b",\n".join(map(out.__getitem__, names.in_order(out)))
+    # One join of (name, entry, separator) triples in name order: no string per entry made only to be
+    # copied into the map's text.
+    order = names.in_order(out)
+    parts: list[bytes] = [_ENTRY_SEP] * (3 * len(order))
+    parts[0::3] = names.texts(order)[0]
+    parts[1::3] = list(map(out.__getitem__, order))
+    if parts:
+        parts[-1] = b""
+    return b"".join(parts)
 
 
-def _pod_bytes(pr: PodReport, pools: dict[str, str], names: _Names) -> bytes:
-    """orjson's text of pod_document(pr) as it reads in the "pods" list (4 spaces deeper, `_indent`), the node
-    map filled in as text when _node_entries can (already at that depth: the megabytes of a 5,000-node map
-    are not copied once more to indent them)."""
+_ENTRY_SEP = b",\n"
+
+
+def _pod_parts(pr: PodReport, pools: dict[str, str], names: _Names) -> list[bytes]:
+    """orjson's text of pod_document(pr) as it reads in the "pods" list (4 spaces deeper, `_indent`, and the
+    4 spaces before it), in parts written one after another: the node map filled in as text when
+    _node_entries can (already at that depth: the megabytes of a 5,000-node map are neither indented nor
+    copied into one string with the rest: each copy of 1,000 pods' maps is 2.8 GB of memory traffic)."""
     d = pr.diagnosis
     nodes = _node_entries(pr, pools, names) if d.verdicts or d.not_evaluated else None
     if nodes is None:
-        return _indent(_dumps(pod_document(pr, pools)), 4)
+        return [b"    ", _indent(_dumps(pod_document(pr, pools)), 4)]
     doc = pod_document(pr, pools, with_nodes=False)
     head, hole, tail = _dumps(doc).partition(_NODES_HOLE)
     if not hole:
-        return _indent(_dumps(pod_document(pr, pools)), 4)
-    return _indent(head, 4) + b'\n      "nodes": {\n' + nodes + b"\n      },\n    " + _indent(tail, 4)
+        return [b"    ", _indent(_dumps(pod_document(pr, pools)), 4)]
+    return [
+        b"    " + _indent(head, 4) + b'\n      "nodes": {\n',
+        nodes,
+        b"\n      },\n    " + _indent(tail, 4),
+    ]
 
 
 def _pods_parts(report: Report) -> tuple[bytes, bytes] | None:
@@ -475,7 +487,7 @@ class PodStream:
         if not self._start(report):
             return pr
         assert self._names is not None
-        self.out.write(b"    " + _pod_bytes(pr, report.node_pools, self._names))
+        self.out.writelines(_pod_parts(pr, report.node_pools, self._names))
         return slim(pr)
 
     def _start(self, report: Report) -> bool:
@@ -501,15 +513,15 @@ class PodStream:
     def encode(self, report: Report, pr: PodReport) -> Encoded:
         if self._names is None:
             self._names = _Names(report.node_pools)
-        return _pod_bytes(pr, report.node_pools, self._names), kept_of(pr)
+        return _pod_parts(pr, report.node_pools, self._names), kept_of(pr)
 
     def emit(self, report: Report, pod: Pod, encoded: Encoded) -> PodReport:
         """Write a pod `encode` gave (in a worker) and return what `slim` would keep of its report."""
-        text, kept = encoded
+        parts, kept = encoded
         started = self._start(report)
         # _pods_parts does not depend on the pods: a refusal would have come before the workers started.
         assert started, "the parallel path needs the streamed document"
-        self.out.write(b"    " + text)
+        self.out.writelines(parts)
         return from_kept(pod, kept)
 
     def finish(self, report: Report) -> None:
@@ -561,5 +573,5 @@ def write(report: Report, out: BinaryIO) -> None:
     for i, pr in enumerate(prs):
         if i:
             out.write(b",\n")
-        out.write(b"    " + _pod_bytes(pr, report.node_pools, names))
+        out.writelines(_pod_parts(pr, report.node_pools, names))
     out.write(b"\n  ]" + tail + b"\n")
