@@ -115,6 +115,26 @@ def test_hand_made_cluster_keys_in_written_order(tmp_path: Path) -> None:
     _assert_same(_write(tmp_path, _admitted(cluster_items()), sort_keys=False))
 
 
+def test_keys_that_are_not_strings_are_made_strings_with_workers(tmp_path: Path) -> None:
+    """The workers parse a batch with its keys as the parser made them and write it as JSON (which refuses
+    a key that is not a string): a batch with an integer, boolean or null key is parsed again with its keys
+    made strings, and gives the objects and the snapshot one process gives."""
+    items = _admitted(varied_items(12, 4, 5, 6))
+    path = _write(tmp_path, items)
+    text = path.read_text()
+    # Keys YAML reads as an integer, a boolean and null: in a bound pod's labels and a node's labels.
+    pod = text.rindex("- apiVersion: v1\n  kind: Pod\n", 0, text.index("    nodeName:"))
+    labels = text.index("    labels:\n", pod) + len("    labels:\n")
+    text = text[:labels] + "      7: seven\n      true: yes-key\n      null: none\n" + text[labels:]
+    labels = text.index("    labels:\n", text.index("  kind: Node\n")) + len("    labels:\n")
+    text = text[:labels] + "      42: answer\n" + text[labels:]
+    path.write_text(text)
+    _assert_same(path)
+    loaded = _load(path, 2)
+    found = [r.obj.get("metadata", {}).get("labels") or {} for r in loaded.objects]
+    assert any("42" in x for x in found) and any({"7", "true", "null"} <= x.keys() for x in found)
+
+
 def test_an_integer_past_64_bits_is_parsed_by_the_parent(tmp_path: Path) -> None:
     items = _admitted(varied_items(6, 3, 2, 3))
     odd = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"n": 2**70}}

@@ -202,9 +202,13 @@ def _yaml_chunks(text: str) -> Iterator[tuple[str, int, bool]]:
     yield text[start:], line, False
 
 
-def _decode_yaml(text: str, source: str, check: DocCheck | None = None) -> tuple[list[Any], list[int] | None]:
+def _decode_yaml(
+    text: str, source: str, check: DocCheck | None = None, *, string_keys: bool = True
+) -> tuple[list[Any], list[int] | None]:
     """Documents (None for empty ones) and the line each starts at, decoded one at a time within the
-    limits of load/limits.py; `check` sees each document as it is decoded."""
+    limits of load/limits.py; `check` sees each document as it is decoded. `string_keys` False: scalar
+    mapping keys are left as the parser made them (check_value's key pass skipped: a caller that writes the
+    documents as JSON with orjson, which refuses a key that is not a string, parses again with it on)."""
     try:
         import yaml_rs  # noqa: F401
     except ImportError:
@@ -225,7 +229,7 @@ def _decode_yaml(text: str, source: str, check: DocCheck | None = None) -> tuple
         check_yaml_text(chunk, source, at, flow=not rs)
         found = _decode_yaml_rs(chunk, at) if rs else _decode_yaml_pyyaml(chunk, source, [1], at)
         for doc in found:
-            doc = check_value(doc, lambda: at(0))
+            doc = check_value(doc, lambda: at(0), keys=string_keys)
             if isinstance(doc, dict | list) and "<<" in chunk:
                 doc = _expand_merge_keys(doc)
             if check is not None:
