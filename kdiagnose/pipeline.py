@@ -402,6 +402,8 @@ def diagnose_snapshot(
     remedy_limit: int | None = None,
     sink: PodSink | None = None,
     jobs: int = 1,
+    prepare: Callable[[Report], None] | None = None,
+    finish_pod: Callable[[Report, PodReport], None] | None = None,
 ) -> Report:
     """Diagnose the selected pods (default: every pending pod a profile handles) and build the Report.
 
@@ -413,7 +415,12 @@ def diagnose_snapshot(
     placed one after another and the report's `sequential` stays empty); the report keeps what it returns
     (a slim copy). With shared owners it is never called and every pod's report is kept. With `jobs` > 1
     and enough work, the pods are diagnosed and encoded in `jobs` forked worker processes (`_in_workers`)
-    and the sink writes their texts here in pod key order: the same bytes as one process writes."""
+    and the sink writes their texts here in pod key order: the same bytes as one process writes.
+
+    `prepare(report)`: called once the Report is made, before any pod is written (a caller's report-level
+    fields: live mode's warnings and missing kinds); `finish_pod(report, pod_report)`: called with each
+    pod's report once the pipeline is done with it, before the sink writes it (live mode's triage and the
+    cluster's own record of the pod), in the worker that diagnosed it."""
     stream = sink
     all_profiles = profiles_for(snapshot, profiles, scheduler_name)
     selected, warnings = select_pods(
@@ -449,6 +456,8 @@ def diagnose_snapshot(
         node_pools={ni.name: pool for ni in snapshot.node_infos if (pool := pool_of(ni.node)) is not None},
         profiles={p.scheduler_name: p.describe() for p in all_profiles if not p.is_default},
     )
+    if prepare is not None:
+        prepare(report)
     # Remedies by scheduling signature (and the pod found them for, when their texts name it).
     remedy_memo: dict[tuple[bytes, str], tuple[Found, str]] = {}
     by_owner: dict[str, list[Pod]] = {}
@@ -498,6 +507,8 @@ def diagnose_snapshot(
         pr.recorded = attach_recorded(pr.recorded, snapshot, pod, pr.remedies)
         if pr.owner and not pod.node_name and pr.diagnosis.handled and pr.diagnosis.preenqueue is None:
             by_owner.setdefault(pr.owner, []).append(pod)
+        if finish_pod is not None:
+            finish_pod(report, pr)
         return pr
 
     ordered = sorted(selected, key=lambda p: p.key)

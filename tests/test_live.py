@@ -456,6 +456,70 @@ def test_pods_command_lists_pending_pods_in_scope(tmp_path: Path) -> None:
         assert [p["pod"] for p in doc["pods"]] == ["default/hello-web-new"]
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("output", ["json", "human"])
+def test_pods_written_as_diagnosed_are_the_whole_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int], jobs: int, output: str
+) -> None:
+    """`kdiagnose pods -A` writes each pod as it is diagnosed (in forked workers with --jobs 2), as the
+    offline command does: the same bytes as the whole report, with the targets that are not replayed (a
+    Pending pod already bound, one being deleted) in their place among the replayed ones by key."""
+    import io
+
+    from kdiagnose.commands import live
+    from kdiagnose.report.console import render
+    from kdiagnose.report.emit import human_options
+    from kdiagnose.report.json import render as render_json
+
+    objs = _objects(SEED)
+    base = next(o for o in objs if o["metadata"]["name"] == "hello-web-new")
+    extra = []
+    for i, name in enumerate(["a-first", "c-bound", "m-middle", "p-deleting", "z-last"]):
+        p = copy.deepcopy(base)
+        p["metadata"] = {**base["metadata"], "name": name, "uid": f"uid-{i}", "labels": {"app": name}}
+        p["metadata"].pop("ownerReferences", None)
+        p["spec"]["containers"][0]["resources"] = {"requests": {"cpu": f"{100 * (i + 1)}m", "memory": "64Mi"}}
+        if name == "c-bound":
+            p["spec"]["nodeName"] = "node-a"
+        if name == "p-deleting":
+            p["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z"
+        extra.append(p)
+    streamed: list[str] = []
+    real_emit, real_pod = live._WithOthers.emit, live._WithOthers.pod
+
+    def emitted(self: Any, report: Any, pod: Any, encoded: Any) -> Any:
+        streamed.append(pod.key)
+        return real_emit(self, report, pod, encoded)
+
+    def written(self: Any, report: Any, pr: Any) -> Any:
+        streamed.append(pr.diagnosis.pod.key)
+        return real_pod(self, report, pr)
+
+    monkeypatch.setattr(live._WithOthers, "emit", emitted)
+    monkeypatch.setattr(live._WithOthers, "pod", written)
+    monkeypatch.setenv("KDIAGNOSE_JOBS", str(jobs))
+    with FakeAPIServer([*objs, *extra]) as srv:
+        kc = str(srv.kubeconfig(tmp_path / "kubeconfig"))
+        res = run("pods", "-A", "--kubeconfig", kc, *(["-o", "json"] if output == "json" else []))
+        assert res.exit_code == 1, res.stderr
+        # The four replayed pods went through the sink (the two others are written among them).
+        assert len(streamed) == 4 and forks == ([2] if jobs == 2 else [])
+        report, code = live.run_live(live.LiveOptions(all_namespaces=True, kubeconfig=kc, output=output))
+    assert code == 1
+    if output == "json":
+        whole = render_json(report)
+        keys = [p["pod"] for p in json.loads(res.stdout)["pods"]]
+        assert keys == sorted(
+            f"default/{n}" for n in ["hello-web-new", *(p["metadata"]["name"] for p in extra)]
+        )
+    else:
+        buf = io.StringIO()
+        render(report, buf, human_options(True, 5, False, False, False, True))
+        whole = buf.getvalue()
+        assert "default/c-bound" in whole and "default/p-deleting" in whole
+    assert res.stdout == whole
+
+
 def test_pods_summary_is_one_entry_per_pod(tmp_path: Path, seed_server: FakeAPIServer) -> None:
     # At 3 a.m. over a whole cluster: `kdiagnose pods -A --summary`, as `kdiagnose FILE --summary` offline.
     kc = seed_server.kubeconfig(tmp_path / "kubeconfig")

@@ -24,7 +24,8 @@ from kdiagnose.exitcodes import ExitCode
 
 if TYPE_CHECKING:
     from kdiagnose.load.cluster import Fetched
-    from kdiagnose.results import Report
+    from kdiagnose.model.objects import Pod
+    from kdiagnose.results import PodReport, Report
     from kdiagnose.schedconfig import SchedulerConfig
     from kdiagnose.scheduler.diagnosis import Diagnosis
     from kdiagnose.scheduler.profiles import Profile
@@ -131,6 +132,43 @@ def _load_pools(path: str | None) -> list[Any] | None:
     return list(load_pools(path))
 
 
+class _WithOthers:
+    """The streamed live report's sink: the targets that are not replayed (bound, finished, being deleted),
+    whose reports are made before the replay, written in pod key order among the replayed ones, as the
+    whole report lists them (pipeline.diagnose_snapshot streams its pods in key order)."""
+
+    def __init__(self, inner: Any, others: list[PodReport]) -> None:
+        self.inner = inner
+        self.others = sorted(others, key=lambda p: p.diagnosis.pod.key)
+        self.streamed = False
+
+    def _before(self, report: Report, key: str) -> None:
+        while self.others and self.others[0].diagnosis.pod.key < key:
+            report.pods.append(self.inner.pod(report, self.others.pop(0)))
+
+    def pod(self, report: Report, pr: PodReport) -> PodReport:
+        self.streamed = True
+        self._before(report, pr.diagnosis.pod.key)
+        return self.inner.pod(report, pr)  # type: ignore[no-any-return]
+
+    def encode(self, report: Report, pr: PodReport) -> Any:
+        return self.inner.encode(report, pr)
+
+    def emit(self, report: Report, pod: Pod, encoded: Any) -> PodReport:
+        self.streamed = True
+        self._before(report, pod.key)
+        return self.inner.emit(report, pod, encoded)  # type: ignore[no-any-return]
+
+    def drain(self, report: Report) -> None:
+        """The targets after the last replayed one: written when the replayed pods were, else kept whole
+        (nothing was streamed: the sink writes the whole report at its finish)."""
+        if self.streamed:
+            self._before(report, "\U0010ffff")
+        else:
+            report.pods.extend(self.others)
+            self.others = []
+
+
 def build_live_report(
     fetched: Fetched,
     dialect: Dialect,
@@ -141,15 +179,20 @@ def build_live_report(
     out_of_tree: dict[str, dict[str, list[str]]] | None = None,
     pools: list[Any] | None = None,
     remedy_limit: int | None = None,
+    sink: Any = None,
 ) -> Report:
     """Triage every target, replay those waiting for the scheduler, and attach what the cluster recorded.
-    `remedy_limit`: search only the best N remedies per pod (pipeline.diagnose_snapshot)."""
-    from kdiagnose.autoscaler.compare import attach_recorded
+    `remedy_limit`: search only the best N remedies per pod (pipeline.diagnose_snapshot). `sink`: a
+    streaming writer (report.json.PodStream, report.console_stream.PodSections) the pods are written to
+    as they are diagnosed, in the worker processes when there are several (pipeline.diagnose_snapshot's
+    `sink` and `jobs`); the report then keeps what the rest of the output and the exit code read, and the
+    caller calls `sink.finish(report)`."""
     from kdiagnose.load.cluster import no_gc
+    from kdiagnose.load.parallel import jobs
     from kdiagnose.load.snapshot import build_snapshot
     from kdiagnose.model.objects import ModelError, Pod
     from kdiagnose.pipeline import diagnose_snapshot
-    from kdiagnose.recorded import build_recorded, triage_pod
+    from kdiagnose.recorded import triage_pod
     from kdiagnose.results import PodReport, Report
     from kdiagnose.scheduler.diagnosis import Diagnosis
 
@@ -166,6 +209,7 @@ def build_live_report(
     if denied:
         replay = []
     nodes = [o for o in fetched.objects if o.get("kind") == "Node"]
+    targets = {_key(obj): obj for obj in fetched.targets}
     snap = None
     if replay:
         list_kinds = set(fetched.listed_kinds)
@@ -179,20 +223,56 @@ def build_live_report(
                 admit=True,
                 unreadable=fetched.unreadable,
             )
-        # A live cluster's pods nominated by earlier preemptions hold their nodes, as in kube-scheduler.
+    live = _LivePod(fetched, triage, events, nodes, snap, now, profiles is not None, extenders, out_of_tree)
+
+    def prepare(report: Report) -> None:
+        # Live lists are cluster-wide: the dump heuristics about missing namespaces do not apply.
+        report.warnings = list(fetched.warnings) + [w for w in report.warnings if "without -A" not in w]
+        report.missing_kinds = sorted(fetched.missing)
+
+    # Bound, finished or being deleted: no replay, the pod's own state is the answer.
+    others: list[PodReport] = []
+    for key, obj in targets.items():
+        if key in replay:
+            continue
+        try:
+            pod = Pod(obj)
+        except ModelError as e:
+            raise InputError(f"pod {key}: {e}") from None
+        d = Diagnosis(pod=pod, profile=pod.scheduler_name, num_all_nodes=len(nodes))
+        d.chosen = pod.node_name or None
+        if d.chosen is None:
+            d.handled = False
+            d.not_handled_reason = triage[key].text
+        pr = PodReport(diagnosis=d)
+        if key in denied:
+            pr.not_replayed = _not_replayed_text(fetched)
+        others.append(pr)
+    if snap is not None:
+        # The others' reports are complete before the replay: the sink writes them among the replayed.
+        for pr in others:
+            live.finish(snap.num_nodes, pr, targets[pr.diagnosis.pod.key])
+        with_others = _WithOthers(sink, others) if sink is not None else None
         report = diagnose_snapshot(
             snap,
             profiles,
             pods=replay,
             source=source,
             profile_notes=profile_notes or (),
+            # A live cluster's pods nominated by earlier preemptions hold their nodes, as in kube-scheduler.
             nominated=True,
             pools=pools,
             offline=False,
             remedy_limit=remedy_limit,
+            sink=with_others,
+            jobs=jobs(),
+            prepare=prepare,
+            finish_pod=lambda rep, pr: live.finish(rep.num_nodes, pr, targets[pr.diagnosis.pod.key]),
         )
-        # Live lists are cluster-wide: the dump heuristics about missing namespaces do not apply.
-        report.warnings = [w for w in report.warnings if "without -A" not in w]
+        if with_others is not None:
+            with_others.drain(report)
+        else:
+            report.pods.extend(others)
     else:
         report = Report(
             k8s_version=dialect.name,
@@ -201,33 +281,53 @@ def build_live_report(
             num_nodes=len(nodes),
             num_pods=sum(1 for o in fetched.objects if o.get("kind") == "Pod") + len(fetched.records),
         )
-    report.warnings = list(fetched.warnings) + report.warnings
-    report.missing_kinds = sorted(fetched.missing)
+        prepare(report)
+        for pr in others:
+            live.finish(report.num_nodes, pr, targets[pr.diagnosis.pod.key])
+        report.pods.extend(others)
     if fetched.denied:
         from kdiagnose.load.rbac import rbac_snippet
 
         report.replay_denied = [f"cannot list {what}: {why}" for what, why in sorted(fetched.denied.items())]
         report.rbac = rbac_snippet(fetched.denied_subject)
-    by_key = {pr.diagnosis.pod.key: pr for pr in report.pods}
-    for obj in fetched.targets:
+    report.pods.sort(key=lambda p: p.diagnosis.pod.key)
+    return report
+
+
+class _LivePod:
+    """What live mode adds to each target's report: its triage, the cluster's record of it (events,
+    conditions, the autoscalers' words) and the Permit note, from the fetched objects. Called for the
+    replayed pods where they are diagnosed (the worker processes too) and for the others after."""
+
+    def __init__(
+        self,
+        fetched: Fetched,
+        triage: dict[str, Any],
+        events: dict[str, list[Obj]],
+        nodes: list[Obj],
+        snap: Any,
+        now: float,
+        configured: bool,
+        extenders: list[str] | None,
+        out_of_tree: dict[str, dict[str, list[str]]] | None,
+    ) -> None:
+        self.fetched = fetched
+        self.triage = triage
+        self.events = events
+        self.nodes = nodes
+        self.snap = snap
+        self.now = now
+        self.configured = configured
+        self.extenders = extenders or []
+        self.out_of_tree = out_of_tree or {}
+
+    def finish(self, num_nodes: int, pr: PodReport, obj: Obj) -> None:
+        from kdiagnose.autoscaler.compare import attach_recorded
+        from kdiagnose.recorded import build_recorded
+
         key = _key(obj)
-        tri = triage[key]
-        pr = by_key.get(key)
-        if pr is None:
-            # Bound, finished or being deleted: no replay, the pod's own state is the answer.
-            try:
-                pod = Pod(obj)
-            except ModelError as e:
-                raise InputError(f"pod {key}: {e}") from None
-            d = Diagnosis(pod=pod, profile=pod.scheduler_name, num_all_nodes=len(nodes))
-            d.chosen = pod.node_name or None
-            if d.chosen is None:
-                d.handled = False
-                d.not_handled_reason = tri.text
-            pr = PodReport(diagnosis=d)
-            if key in denied:
-                pr.not_replayed = _not_replayed_text(fetched)
-            report.pods.append(pr)
+        tri = self.triage[key]
+        events = self.events.get(key, [])
         if pr.not_replayed:
             if tri.notable:
                 pr.diagnosis.notes.insert(0, tri.text)
@@ -238,30 +338,27 @@ def build_live_report(
         elif tri.notable and tri.text not in pr.diagnosis.notes:
             # Reports read `triage` as "not a scheduling problem"; for a replayed pod it is context.
             pr.diagnosis.notes.insert(0, _held_text(pr.diagnosis, tri.text))
+        snap = self.snap
         rec = build_recorded(
             obj,
-            events.get(key, []),
+            events,
             pr.diagnosis if tri.replay else None,
-            now=now,
-            nodes=nodes,
+            now=self.now,
+            nodes=self.nodes,
             pods=snap.pods if snap is not None else (),
-            num_nodes=report.num_nodes,
-            configured_profiles=profiles is not None,
-            extenders=extenders or (),
+            num_nodes=num_nodes,
+            configured_profiles=self.configured,
+            extenders=self.extenders,
         )
         if snap is not None and tri.replay:
             # Every event about the pod (cluster-autoscaler's, Karpenter's), aged against the fetch time.
-            rec = attach_recorded(
-                rec, snap, pr.diagnosis.pod, pr.remedies, events=events.get(key, []), now=now
-            )
-        if rec is not None or fetched.events_readable:
+            rec = attach_recorded(rec, snap, pr.diagnosis.pod, pr.remedies, events=events, now=self.now)
+        if rec is not None or self.fetched.events_readable:
             pr.recorded = rec
         if tri.replay and not pr.not_replayed:
-            note = permit_wait_note(pr.diagnosis.profile, out_of_tree or {}, events.get(key, []))
+            note = permit_wait_note(pr.diagnosis.profile, self.out_of_tree, events)
             if note and note not in pr.diagnosis.notes:
                 pr.diagnosis.notes.insert(0, note)
-    report.pods.sort(key=lambda p: p.diagnosis.pod.key)
-    return report
 
 
 def _not_replayed_text(fetched: Fetched) -> str:
@@ -450,8 +547,10 @@ def _fail(e: BaseException, debug: bool) -> NoReturn:
     raise typer.Exit(code)
 
 
-def run_live(opts: LiveOptions) -> tuple[Report, int]:
-    """The whole live command without the CLI layer; raises KdiagnoseError on failure."""
+def run_live(opts: LiveOptions, sink: Any = None) -> tuple[Report, int]:
+    """The whole live command without the CLI layer; raises KdiagnoseError on failure. `sink`: the
+    streaming writer the pods are written to as they are diagnosed (build_live_report); the caller then
+    calls its `finish`."""
     from kdiagnose.load.cluster import fetch_for_pod, fetch_for_pods, resolve_target
     from kdiagnose.pipeline import unschedulable
 
@@ -521,6 +620,7 @@ def run_live(opts: LiveOptions) -> tuple[Report, int]:
         out_of_tree=dict(cfg.out_of_tree) if cfg is not None else None,
         pools=_load_pools(opts.pools),
         remedy_limit=None if opts.all_remedies else MAX_REMEDIES,
+        sink=sink,
     )
     if fetched.pending_elsewhere and not report.pods:
         _scope_hint(report, fetched.pending_elsewhere, opts, opts.namespace or target.namespace)
@@ -554,9 +654,35 @@ def _scope_hint(report: Report, elsewhere: dict[str, int], opts: LiveOptions, na
     report.scope_command = " ".join(shlex.quote(a) if i > 0 else a for i, a in enumerate(args))
 
 
+def _sink(opts: LiveOptions) -> Any:
+    """As the offline command (commands/diagnose.py): -o json and the human report are written pod by
+    pod as the pods are diagnosed (in the worker processes when there are several), their verdicts
+    dropped; the bytes are the whole report's. None: -o yaml, rendered whole."""
+    if opts.output == "json" and getattr(sys.stdout, "buffer", None) is not None:
+        from kdiagnose.report.json import PodStream
+
+        sys.stdout.flush()
+        return PodStream(sys.stdout.buffer)
+    if opts.output == "human":
+        from kdiagnose.report.console_stream import PodSections
+        from kdiagnose.report.emit import human_options
+
+        return PodSections(
+            human_options(opts.no_color, opts.top, opts.all_nodes, opts.all_remedies, opts.summary, True)
+        )
+    return None
+
+
 def _main(opts: LiveOptions) -> None:
     try:
-        report, code = run_live(opts)
+        sink = _sink(opts)
+        report, code = run_live(opts, sink)
+        if sink is not None:
+            from kdiagnose.report.console_layout import flush_stdout
+
+            sink.finish(report)
+            flush_stdout()
+            raise typer.Exit(code)
         from kdiagnose.report.emit import emit
 
         emit(

@@ -116,7 +116,8 @@ class Scheduler:
                 # Bounded: 1,000 distinct pending pods must not keep 1,000 full diagnoses alive here.
                 del self._memo[next(iter(self._memo))]
             self._memo[key] = cached
-            return cached
+        # A copy for every pod, the first too: callers add the pod's own notes (the pipeline's platform
+        # warning, live mode's triage) to its diagnosis, which must not reach the replicas diagnosed next.
         return replace(cached, pod=pod, notes=list(cached.notes))
 
     def diagnose_all(self, pods: Iterable[Pod]) -> list[Diagnosis]:
