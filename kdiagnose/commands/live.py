@@ -25,6 +25,7 @@ from kdiagnose.exitcodes import ExitCode
 if TYPE_CHECKING:
     from kdiagnose.load.cluster import Fetched
     from kdiagnose.model.objects import Pod
+    from kdiagnose.model.snapshot import Snapshot
     from kdiagnose.results import PodReport, Report
     from kdiagnose.schedconfig import SchedulerConfig
     from kdiagnose.scheduler.diagnosis import Diagnosis
@@ -223,7 +224,9 @@ def build_live_report(
                 admit=True,
                 unreadable=fetched.unreadable,
             )
-    live = _LivePod(fetched, triage, events, nodes, snap, now, profiles is not None, extenders, out_of_tree)
+    live = _LivePod(
+        fetched, triage, events, nodes, snap, now, profiles is not None, extenders or [], out_of_tree or {}
+    )
 
     def prepare(report: Report) -> None:
         # Live lists are cluster-wide: the dump heuristics about missing namespaces do not apply.
@@ -294,32 +297,22 @@ def build_live_report(
     return report
 
 
+@dataclass(slots=True)
 class _LivePod:
     """What live mode adds to each target's report: its triage, the cluster's record of it (events,
     conditions, the autoscalers' words) and the Permit note, from the fetched objects. Called for the
-    replayed pods where they are diagnosed (the worker processes too) and for the others after."""
+    replayed pods where they are diagnosed (the worker processes too), and for the others before the
+    replay (the sink writes them among the replayed ones)."""
 
-    def __init__(
-        self,
-        fetched: Fetched,
-        triage: dict[str, Any],
-        events: dict[str, list[Obj]],
-        nodes: list[Obj],
-        snap: Any,
-        now: float,
-        configured: bool,
-        extenders: list[str] | None,
-        out_of_tree: dict[str, dict[str, list[str]]] | None,
-    ) -> None:
-        self.fetched = fetched
-        self.triage = triage
-        self.events = events
-        self.nodes = nodes
-        self.snap = snap
-        self.now = now
-        self.configured = configured
-        self.extenders = extenders or []
-        self.out_of_tree = out_of_tree or {}
+    fetched: Fetched
+    triage: dict[str, Any]
+    events: dict[str, list[Obj]]
+    nodes: list[Obj]
+    snap: Snapshot | None
+    now: float
+    configured: bool
+    extenders: list[str]
+    out_of_tree: dict[str, dict[str, list[str]]]
 
     def finish(self, num_nodes: int, pr: PodReport, obj: Obj) -> None:
         from kdiagnose.autoscaler.compare import attach_recorded
