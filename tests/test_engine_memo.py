@@ -49,6 +49,20 @@ def _scheduler(objs: list[dict[str, Any]]) -> Scheduler:
     return Scheduler(snap)
 
 
+def test_a_note_added_to_one_replicas_diagnosis_does_not_reach_the_next() -> None:
+    # The pipeline adds a pod's own notes to its diagnosis (the platform warning; live mode its triage):
+    # the first replica's must not be in the memoized answer the next replica's diagnosis is copied from.
+    sched = _scheduler(
+        [_node("n1", "4"), _pod("web-a", {"app": "web"}, "8"), _pod("web-b", {"app": "web"}, "8")]
+    )
+    a, b = sorted(sched.snapshot.pending, key=lambda p: p.name)
+    da = sched.diagnose(a)
+    da.notes.insert(0, "web-a has been Pending for 3h")
+    db = sched.diagnose(b)
+    assert "web-a has been Pending for 3h" not in db.notes
+    assert db.verdicts is da.verdicts  # still one replay shared by both
+
+
 def test_replicas_with_the_same_spec_share_one_diagnosis_but_keep_their_own_pod() -> None:
     sched = _scheduler(
         [_node("n1", "4"), _pod("web-a", {"app": "web"}, "8"), _pod("web-b", {"app": "web"}, "8")]

@@ -262,10 +262,11 @@ def _work(args: tuple[bytes, str, str, int, tuple[int, int] | None]) -> bytes | 
 
     The bound pods go as compact records, as a JSON dump's do (load/compact.py: one model per distinct
     spec, a row of per-pod values; the parent no longer models, validates and admits 150,000 dicts): the
-    batch's items, checked by the parse (string keys, finite numbers), are written as one JSON array and
-    decoded by the JSON stream's batch decoder, which gives the objects `_batch` gives (Nodes and bound
-    pods trimmed, the others whole). An item JSON cannot carry as it is (an integer past 64 bits, a lone
-    surrogate), or one that decoder leaves to the general path, makes the parent parse the batch."""
+    batch's items, checked by the parse (depth, finite numbers; keys as `_compact` says), are written as
+    one JSON array and decoded by the JSON stream's batch decoder, which gives the objects `_batch` gives
+    (Nodes and bound pods trimmed, the others whole). An item JSON cannot carry as it is (an integer past
+    64 bits, a lone surrogate), or one that decoder leaves to the general path, makes the parent parse the
+    batch."""
     from kdiagnose.load import stream_json
     from kdiagnose.load.wire import pack_part
 

@@ -229,9 +229,9 @@ def unpack(
 ) -> tuple[list[RawObject], int | None]:
     """A part's objects from its worker's bytes (`path` None: a live page, whose records keep no file
     range; `source_class`: how a record's item is decoded again from its batch, a JSON range's or a YAML
-    batch's, stream_yaml.YamlBatchSource). `received`: per worker pid, what it sent in its earlier parts of this load (each
-    worker's parts come in the order it decoded them: the tasks are handed out, and their results read, in
-    input order)."""
+    batch's, stream_yaml.YamlBatchSource). `received`: per worker pid, what it sent in its earlier parts
+    of this load (each worker's parts come in the order it decoded them: the tasks are handed out, and
+    their results read, in input order)."""
     end, pid, keys, spans, stamp, new_strs, new_labels, new_owners, new_conds, rows = msgspec.msgpack.decode(
         data
     )
