@@ -44,9 +44,12 @@ BENCH_JOBS ?= 1,2
 # The mass-pending incident of issue #17: N distinct pending pods, `kdiagnose DUMP -o json`, per phase.
 BENCH_MASS_NODES ?= 5000
 BENCH_MASS_PENDING ?= 1000
+# `kubectl get -o yaml` dumps (generating one takes ~2 min of CPU and ~2.7 GB per 1,000 nodes).
+BENCH_YAML_SIZES ?= 1000
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --sizes $(BENCH_SIZES) --pending 20 --varied --jobs $(BENCH_JOBS) --pin
 	$(BIN)/python benchmarks/mass_pending.py --nodes $(BENCH_MASS_NODES) --pending $(BENCH_MASS_PENDING) --cli
+	$(BIN)/python benchmarks/run.py --sizes $(BENCH_YAML_SIZES) --format yaml --pending 1 --jobs $(BENCH_JOBS) --pin
 
 # Not part of `make test`: live mode against a real kube-apiserver + kube-scheduler (tests/e2e/, e2e/README.md).
 # Needs Go and the module proxy; the first build of each release line compiles k8s.io/kubernetes (long),

@@ -4,7 +4,8 @@
 
 The test suite's fake API server (tests/fake_apiserver.py: real HTTP on 127.0.0.1, paginated lists) runs in
 a child process loaded with the dump, on the same cores. First `kdiagnose pods -A`'s phases in one process
-(fetch; snapshot build, replay and report), then the two commands users run, alternated `--repeat` times:
+(fetch; snapshot build, replay and the -o json text written to /dev/null pod by pod, as the command does),
+then the two commands users run, alternated `--repeat` times:
 `kdiagnose pods -A -o json` against the server and `kdiagnose DUMP -o json` on the file, each a fresh
 process, with its wall time and peak RSS (issue #17: live within 1.2x of offline).
 """
@@ -43,11 +44,17 @@ def _serve(dump: str, kubeconfig: str, ready: Any, stop: Any) -> None:
 def _client(kubeconfig: str) -> dict[str, float]:
     from kdiagnose.commands.live import build_live_report
     from kdiagnose.load.cluster import fetch_for_pods, resolve_target
+    from kdiagnose.report.json import PodStream
 
     t0 = time.perf_counter()
     fetched, dialect = fetch_for_pods(resolve_target(kubeconfig, None), None, timeout=600)
     t1 = time.perf_counter()
-    report = build_live_report(fetched, dialect)
+    # As `kdiagnose pods -A -o json` does: each pod written (here to /dev/null) as it is diagnosed, in the
+    # pod workers when there are several.
+    with open(os.devnull, "wb") as sink:
+        stream = PodStream(sink)
+        report = build_live_report(fetched, dialect, sink=stream)
+        stream.finish(report)
     t2 = time.perf_counter()
     return {
         "objects": fetched.count(),
