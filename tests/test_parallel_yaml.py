@@ -95,8 +95,8 @@ def _assert_same(path: Path, release: str = "v1.34.1", compact: bool = True) -> 
         par = _load(path, n)
         assert len(UNPACKED) > 3  # the workers parsed the batches
         bound = sum(1 for r in serial.objects if r.obj.get("kind") == "Pod" and r.obj["spec"].get("nodeName"))
-        # ... and sent the (admitted) bound pods as compact records
-        assert _compact(serial) == 0 and (_compact(par) >= bound // 2 > 0 or not compact)
+        # ... and made the (admitted) bound pods compact records, as one process does
+        assert _compact(par) == _compact(serial) and (_compact(par) >= bound // 2 > 0 or not compact)
         assert _view(par) == _view(serial)
         assert par.list_kinds == serial.list_kinds and par.files == serial.files
         assert snapshot_view(build_snapshot(par.objects, dialect_for(release))) == snapshot_view(

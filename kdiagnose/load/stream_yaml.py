@@ -176,10 +176,12 @@ class _Batches:
         self.source = source
         self.top = top
         self.path = path
-        self.stamp = file_stamp(path) if path is not None and workers > 1 else None
+        # A file's bound pods become compact records (`_compact`), here or in the workers; a stream's (stdin)
+        # stay dicts: a record must be able to read its item again.
+        self.stamp = file_stamp(path) if path is not None and top is None else None
         self.objects: list[RawObject] = []
         self.pool: Any = None
-        self.ahead: deque[tuple[bytes, Future[bytes | str]]] = deque()
+        self.ahead: deque[tuple[bytes, int, Future[bytes | str]]] = deque()
         # What the workers sent in earlier batches of this load (load/wire.py Sent/Received).
         self.session = f"yaml-{os.getpid()}-{next(_SESSIONS)}"
         self.table = TemplateTable()
@@ -197,7 +199,7 @@ class _Batches:
 
     def add(self, data: bytes, lo: int = 0) -> None:
         if self.pool is None:
-            self.objects.extend(_batch(data, self.source, self.top))
+            self.objects.extend(self._here(data, lo))
             return
         from concurrent.futures.process import BrokenProcessPool
 
@@ -205,9 +207,9 @@ class _Batches:
             fut = self.pool.submit(_work, (data, self.source, self.session, lo, self.stamp))
         except (BrokenProcessPool, RuntimeError):
             self._serial()
-            self.objects.extend(_batch(data, self.source, self.top))
+            self.objects.extend(self._here(data, lo))
             return
-        self.ahead.append((data, fut))
+        self.ahead.append((data, lo, fut))
         while len(self.ahead) > self.limit:
             self._take()
 
@@ -216,12 +218,12 @@ class _Batches:
 
         from kdiagnose.load.wire import unpack
 
-        data, fut = self.ahead.popleft()
+        data, lo, fut = self.ahead.popleft()
         try:
             got = fut.result()
         except BrokenProcessPool:
             # A worker died (killed, out of memory): this batch and the rest are parsed here.
-            self.ahead.appendleft((data, fut))
+            self.ahead.appendleft((data, lo, fut))
             self._serial()
             return
         if got == "fallback":
@@ -236,14 +238,25 @@ class _Batches:
             unpack(got, self.source, self.table, path, None, self.received, YamlBatchSource)[0]
         )
 
+    def _here(self, data: bytes, lo: int) -> list[RawObject]:
+        """A batch parsed in this process: as a worker parses it (`_work`), for the same objects."""
+        if self.stamp is None or self.path is None:
+            return _batch(data, self.source, self.top)
+        from kdiagnose.load import stream_json
+
+        try:
+            return _compact(data, self.source, lo, self.stamp, self.path, self.table)
+        except (TypeError, stream_json._Fallback, stream_json._Serial, RecursionError, ValueError):
+            return _batch(data, self.source, self.top)
+
     def _serial(self) -> None:
         """The pool is gone: the batches in flight are parsed here, in order, and so are the next."""
-        pending = [data for data, _ in self.ahead]
+        pending = [(data, lo) for data, lo, _ in self.ahead]
         self.ahead.clear()
         self.close()
         self.pool = None
-        for data in pending:
-            self.objects.extend(_batch(data, self.source, self.top))
+        for data, lo in pending:
+            self.objects.extend(self._here(data, lo))
 
     def finish(self) -> list[RawObject]:
         while self.ahead:
@@ -282,7 +295,17 @@ def _work(args: tuple[bytes, str, str, int, tuple[int, int] | None]) -> bytes | 
         return "serial" if packed is None else packed
 
 
-def _compact(data: bytes, source: str, lo: int, stamp: tuple[int, int]) -> list[RawObject]:
+def _compact(
+    data: bytes,
+    source: str,
+    lo: int,
+    stamp: tuple[int, int],
+    path: str | None = None,
+    table: TemplateTable | None = None,
+) -> list[RawObject]:
+    """The batch's objects, its bound pods as compact records that decode their item again from `path`
+    (a worker's records get their source in the parent, wire.unpack). `table`: this process's templates
+    (a worker's own, deferred, by default)."""
     import orjson
 
     from kdiagnose.load import stream_json
@@ -301,8 +324,9 @@ def _compact(data: bytes, source: str, lo: int, stamp: tuple[int, int]) -> list[
     except TypeError:
         docs = _parse(data, source)
         text = orjson.dumps(docs[0])  # what does not go now (an integer past 64 bits): the parent parses it
-    where = BatchSource(None, None, lo, lo + len(data), None, stamp)
-    return stream_json._decode_batch(memoryview(text), source, _worker_table(), None, True, where)
+    where = YamlBatchSource(path, None, lo, lo + len(data), None, stamp)
+    tables = table if table is not None else _worker_table()
+    return stream_json._decode_batch(memoryview(text), source, tables, None, True, where)
 
 
 class YamlBatchSource(BatchSource):
@@ -334,7 +358,7 @@ def load_yaml_list(path: Path | BinaryIO, source: str, result: LoadResult) -> bo
             workers = 1
             if isinstance(path, Path) and os.fstat(f.fileno()).st_size >= parallel.PARALLEL_MIN_BYTES:
                 workers = parallel.jobs()
-            where = os.path.abspath(path) if isinstance(path, Path) and workers > 1 else None
+            where = os.path.abspath(path) if isinstance(path, Path) else None
             objects, shell = _stream(f, source, workers, where)
     except (_Fallback, OSError):
         return False
