@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from kdiagnose.load.cluster import Fetched
     from kdiagnose.model.objects import Pod
     from kdiagnose.model.snapshot import Snapshot
+    from kdiagnose.pipeline import PodSink
     from kdiagnose.results import PodReport, Report
     from kdiagnose.schedconfig import SchedulerConfig
     from kdiagnose.scheduler.diagnosis import Diagnosis
@@ -138,7 +139,7 @@ class _WithOthers:
     whose reports are made before the replay, written in pod key order among the replayed ones, as the
     whole report lists them (pipeline.diagnose_snapshot streams its pods in key order)."""
 
-    def __init__(self, inner: Any, others: list[PodReport]) -> None:
+    def __init__(self, inner: PodSink, others: list[PodReport]) -> None:
         self.inner = inner
         self.others = sorted(others, key=lambda p: p.diagnosis.pod.key)
         self.streamed = False
@@ -150,7 +151,7 @@ class _WithOthers:
     def pod(self, report: Report, pr: PodReport) -> PodReport:
         self.streamed = True
         self._before(report, pr.diagnosis.pod.key)
-        return self.inner.pod(report, pr)  # type: ignore[no-any-return]
+        return self.inner.pod(report, pr)
 
     def encode(self, report: Report, pr: PodReport) -> Any:
         return self.inner.encode(report, pr)
@@ -158,7 +159,7 @@ class _WithOthers:
     def emit(self, report: Report, pod: Pod, encoded: Any) -> PodReport:
         self.streamed = True
         self._before(report, pod.key)
-        return self.inner.emit(report, pod, encoded)  # type: ignore[no-any-return]
+        return self.inner.emit(report, pod, encoded)
 
     def drain(self, report: Report) -> None:
         """The targets after the last replayed one: written when the replayed pods were, else kept whole

@@ -242,11 +242,10 @@ class _Batches:
         """A batch parsed in this process: as a worker parses it (`_work`), for the same objects."""
         if self.stamp is None or self.path is None:
             return _batch(data, self.source, self.top)
-        from kdiagnose.load import stream_json
 
         try:
             return _compact(data, self.source, lo, self.stamp, self.path, self.table)
-        except (TypeError, stream_json._Fallback, stream_json._Serial, RecursionError, ValueError):
+        except _not_compact():
             return _batch(data, self.source, self.top)
 
     def _serial(self) -> None:
@@ -280,7 +279,6 @@ def _work(args: tuple[bytes, str, str, int, tuple[int, int] | None]) -> bytes | 
     (Nodes and bound pods trimmed, the others whole). An item JSON cannot carry as it is (an integer past
     64 bits, a lone surrogate), or one that decoder leaves to the general path, makes the parent parse the
     batch."""
-    from kdiagnose.load import stream_json
     from kdiagnose.load.wire import pack_part
 
     data, source, session, lo, stamp = args
@@ -289,10 +287,18 @@ def _work(args: tuple[bytes, str, str, int, tuple[int, int] | None]) -> bytes | 
             objects = _batch(data, source) if stamp is None else _compact(data, source, lo, stamp)
         except _Fallback:
             return "fallback"
-        except (TypeError, stream_json._Fallback, stream_json._Serial, RecursionError, ValueError):
+        except _not_compact():
             return "serial"  # orjson's error is a TypeError
         packed = pack_part(objects, session)
         return "serial" if packed is None else packed
+
+
+def _not_compact() -> tuple[type[BaseException], ...]:
+    """What `_compact` raises for a batch it cannot make compact records of (orjson's refusal is a
+    TypeError; the JSON decoder's general path, its nesting bound): that batch takes `_batch`."""
+    from kdiagnose.load import stream_json
+
+    return (TypeError, stream_json._Fallback, stream_json._Serial, RecursionError, ValueError)
 
 
 def _compact(
