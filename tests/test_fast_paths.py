@@ -502,6 +502,59 @@ def test_taint_and_cordon_batches_equal_the_per_node_verdicts_on_nodes_of_any_sn
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+def test_taint_and_cordon_columns_of_the_snapshot_list_follow_its_changes(seed: int) -> None:
+    """On the snapshot's own node list TaintToleration and NodeUnschedulable answer from a column made
+    once per snapshot (each node's taint class, the cordoned positions): the verdicts are filter's node by
+    node, one Status per taint class, and a list grown since (a node appended) or another list is judged
+    afresh."""
+    from kdiagnose.model.objects import Taint
+    from kdiagnose.model.snapshot import NodeInfo
+    from kdiagnose.remedies.whatif import simulated_node
+    from kdiagnose.scheduler import names
+    from kdiagnose.scheduler.framework import CycleState
+    from kdiagnose.scheduler.profiles import default_profile
+    from kdiagnose.scheduler.runner import Framework
+
+    snap = varied_snapshot(nodes=40, pods_per_node=30, pending=60, seed=seed)
+    snap.node_infos[3].node.unschedulable = True
+    snap.node_infos[17].node.unschedulable = True
+    fw = Framework(snap, default_profile(snap.dialect))
+    plugins = {pl.name: pl for pl in fw.filter_plugins}
+    taint, cordon = plugins[names.TAINT_TOLERATION], plugins[names.NODE_UNSCHEDULABLE]
+    rejected = {names.TAINT_TOLERATION: 0, names.NODE_UNSCHEDULABLE: 0}
+
+    def check(nodes: list[NodeInfo]) -> None:
+        for pod in snap.pending:
+            state = CycleState()
+            fw.run_pre_filter(state, pod)
+            for pl in (taint, cordon):
+                got = pl.filter_many(state, pod, nodes)
+                assert got == [pl.filter(state, pod, ni) for ni in nodes], pl.name
+                rejected[pl.name] += sum(1 for st in got if not st.ok)
+            # One Status per distinct taint list (what the reports group by), none shared across two.
+            by_taints: dict[tuple[Taint, ...], set[int]] = {}
+            for ni, st in zip(nodes, taint.filter_many(state, pod, nodes), strict=True):
+                if not st.ok:
+                    by_taints.setdefault(tuple(ni.node.taints), set()).add(id(st))
+            assert all(len(ids) == 1 for ids in by_taints.values())
+            assert len({i for ids in by_taints.values() for i in ids}) == len(by_taints)
+
+    check(snap.node_infos)
+    assert all(rejected.values())
+    # The same list object, one node longer (a taint list no class was made for, and a cordoned node).
+    snap.node_infos.append(
+        NodeInfo(simulated_node("late", {}, [Taint("late", "x", "NoExecute")], {"cpu": 4000}))
+    )
+    late = NodeInfo(simulated_node("late-cordoned", {}, [], {"cpu": 4000}))
+    late.node.unschedulable = True
+    snap.node_infos.append(late)
+    before = dict(rejected)
+    check(snap.node_infos)
+    assert rejected[names.NODE_UNSCHEDULABLE] > 2 * before[names.NODE_UNSCHEDULABLE]
+    check(snap.node_infos[5:])  # another list: the per-node path
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_batch_what_if_replay_equals_the_node_by_node_replay(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -252,7 +252,7 @@ class _Names:
     """Per document: each node's `        "name": ` text (at its depth in -o json) and its pool's JSON, and
     its rank in name order (the same for every pod)."""
 
-    __slots__ = ("every", "pool_text", "pools", "prefix", "rank", "recent")
+    __slots__ = ("every", "every_prefixes", "pool_text", "pools", "prefix", "rank", "recent")
 
     def __init__(self, pools: dict[str, str]) -> None:
         self.pools = pools
@@ -261,17 +261,32 @@ class _Names:
         self.pool_text: dict[str, bytes] = {}
         self.rank: dict[str, int] = {}
         self.every: list[str] = []  # the names of `rank`, in name order
+        self.every_prefixes: list[bytes] | None = None  # prefixes(every), made once per `every`
         # The last few node maps written (_node_entries), with the objects they were made from: replicas of
         # one owner share one replay's verdicts and scores (the Scheduler's memo), and their maps are the
         # same megabytes of text. Only a few: distinct pods (the streamed case) must not keep theirs.
         self.recent: dict[tuple[int, ...], tuple[object, object, object, object, bytes | None]] = {}
 
-    def texts(self, names: list[str]) -> tuple[list[bytes], list[bytes]]:
-        """text(name) of each name, as the column of prefixes and the column of pools."""
+    def _known(self, names: list[str]) -> None:
         if not all(map(self.prefix.__contains__, names)):
             for name in names:
                 self.text(name)
-        return list(map(self.prefix.__getitem__, names)), list(map(self.pool_text.__getitem__, names))
+
+    def pool_texts(self, names: list[str]) -> list[bytes]:
+        """The pool's JSON of each name (text(name)[1]), as a column."""
+        self._known(names)
+        return list(map(self.pool_text.__getitem__, names))
+
+    def prefixes(self, names: list[str]) -> list[bytes]:
+        """The `"name": ` text of each name (text(name)[0]), as a column; for `every` (every pod's map has
+        every node) the same list each time."""
+        if names is self.every and self.every_prefixes is not None:
+            return self.every_prefixes
+        self._known(names)
+        column = list(map(self.prefix.__getitem__, names))
+        if names is self.every:
+            self.every_prefixes = column
+        return column
 
     def in_order(self, entries: dict[str, bytes]) -> list[str]:
         """The entries' names in name order (their rank's order, the order `order` sorts by)."""
@@ -292,6 +307,7 @@ class _Names:
             every = sorted({*self.rank, *names})
             self.rank = {n: i for i, n in enumerate(every)}
             self.every = every
+            self.every_prefixes = None
         return self.rank
 
 
@@ -401,7 +417,7 @@ def _node_map(pr: PodReport, pools: dict[str, str], names: _Names | None = None)
         total: list[int] = [0] * len(feas)
         for col in weighted:  # sum(weighted) per node: 0 + the first column + the next ..., in column order
             total = list(map(add, total, col))
-        rows = zip(names.texts(feas)[1], *vals, total, *weighted, strict=True)
+        rows = zip(names.pool_texts(feas), *vals, total, *weighted, strict=True)
         out.update(zip(feas, map(feasible_tpl.__mod__, rows), strict=True))
     counted = d.absent if d.absent_counted else None
     if d.not_evaluated:
@@ -432,7 +448,7 @@ def _node_map(pr: PodReport, pools: dict[str, str], names: _Names | None = None)
     # copied into the map's text.
     order = names.in_order(out)
     parts: list[bytes] = [_ENTRY_SEP] * (3 * len(order))
-    parts[0::3] = names.texts(order)[0]
+    parts[0::3] = names.prefixes(order)
     parts[1::3] = list(map(out.__getitem__, order))
     if parts:
         parts[-1] = b""

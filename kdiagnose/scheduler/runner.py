@@ -7,8 +7,8 @@ at the first failing filter, and builds the message in one place (fit_error.py).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from itertools import repeat
-from operator import is_
+from itertools import compress, repeat
+from operator import is_, not_
 from typing import TYPE_CHECKING
 
 from kdiagnose.scheduler import names as n
@@ -151,8 +151,16 @@ class Framework:
     def _filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> dict[str, Status]:
         """Every node's verdict, in node order. Plugin-major (each plugin over the nodes still standing):
         the same first-failure result as node-major, since plugins are pure, at a fraction of the calls."""
+        return self._filter_feasible(state, pod, nodes)[0]
+
+    def _filter_feasible(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[dict[str, Status], list[NodeInfo]]:
+        """_filter_nodes's verdicts and the nodes they pass (in node order): what the plugin-major pass has
+        left standing, not a second scan of 5,000 verdicts for the feasible ones."""
         if self.has_nominated_pods(pod):
-            return {ni.name: self.run_filters_with_nominated(state, pod, ni) for ni in nodes}
+            verdicts = {ni.name: self.run_filters_with_nominated(state, pod, ni) for ni in nodes}
+            return verdicts, [ni for ni in nodes if verdicts[ni.name].code is Code.SUCCESS]
         skipped: set[str] = state.read(_SKIP_KEY) or set()
         rejected: dict[str, Status] = {}
         remaining = nodes
@@ -163,27 +171,30 @@ class Framework:
             if len(statuses) != len(remaining):
                 raise ValueError(f"{pl.name}: {len(statuses)} verdicts for {len(remaining)} nodes")
             # Most plugins pass every node still standing: one identity scan in C, no loop of our own.
-            if all(map(is_, statuses, repeat(SUCCESS))):
+            ok = list(map(is_, statuses, repeat(SUCCESS)))
+            if all(ok):
                 continue
-            keep: list[NodeInfo] = []
             # A Status a batch filter shares between nodes is wrapped once and stays shared (the reports
-            # and -o json then treat those nodes' verdicts as one).
+            # and -o json then treat those nodes' verdicts as one). Only the nodes not given SUCCESS
+            # itself are visited here (in node order); the rest stay by one C-level pass.
             wrapped: dict[int, Status] = {}
-            for ni, st in zip(remaining, statuses, strict=True):
-                if st is SUCCESS or st.code is Code.SUCCESS:
-                    keep.append(ni)
-                else:
-                    w = wrapped.get(id(st))
-                    if w is None:
-                        w = wrapped[id(st)] = self._rejection(pl, st)
-                    rejected[ni.name] = w
-            remaining = keep
+            for i in compress(range(len(ok)), map(not_, ok)):
+                st = statuses[i]
+                if st.code is Code.SUCCESS:  # a Success other than the shared SUCCESS: the node stays
+                    ok[i] = True
+                    continue
+                w = wrapped.get(id(st))
+                if w is None:
+                    w = wrapped[id(st)] = self._rejection(pl, st)
+                rejected[remaining[i].name] = w
+            remaining = list(compress(remaining, ok))
             if not remaining:
                 break
         # Node order kept: update() rewrites the values of keys already there (rejected names are a subset).
         out = dict.fromkeys([ni.name for ni in nodes], SUCCESS)
         out.update(rejected)
-        return out
+        # Nothing rejected: `remaining` is the caller's list itself (often the snapshot's), handed on as a copy.
+        return out, remaining if remaining is not nodes else list(nodes)
 
     @staticmethod
     def _rejection(pl: Plugin, s: Status) -> Status:
@@ -336,8 +347,7 @@ class Framework:
             plugins = " ".join(sorted(named))
             d.absent = Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{plugins}]")
             d.absent_counted = self.dialect.absent_nodes_counted
-        d.verdicts = self._filter_nodes(state, pod, candidates)
-        feasible = [ni for ni in candidates if d.verdicts[ni.name].code is Code.SUCCESS]
+        d.verdicts, feasible = self._filter_feasible(state, pod, candidates)
         for st in d.verdicts.values():
             if st.code is Code.ERROR:
                 d.full_message = st.message
