@@ -131,3 +131,36 @@ def test_derived_existing_anti_affinity_matches_equal_recomputation(
         ]
         total += len(got)
     assert total > 0  # the case has existing pods whose anti-affinity matches pending pods
+
+
+@pytest.mark.parametrize(
+    "change",
+    [_remove_two, _relabel, _extra_node, _bind_pending, lambda s: s.derive()],
+    ids=["pods removed", "node relabelled", "simulated node added", "pending pod bound", "plain copy"],
+)
+def test_derived_node_lists_and_classes_equal_a_rebuild(change: Callable[[Snapshot], Snapshot]) -> None:
+    """derive() copies the parent's node list and name index as they are when no NodeInfo is replaced,
+    and PodTopologySpread's node classes of a snapshot with nodes added are the parent's extended: the
+    same NodeInfos in the same order, the same name index (iteration order too) and the same classes as
+    building them over the derived snapshot's nodes."""
+    from kdiagnose.scheduler.plugins.podtopologyspread.filtering import _node_classes, _NodeClasses
+
+    base = _base()
+    keys = (("topology.kubernetes.io/zone",), ("kubernetes.io/arch",), True)
+    _node_classes(base, *keys)  # the parent's, for the derived snapshot to extend
+    derived = change(base)
+    assert list(derived.node_info_by_name.items()) == [(ni.name, ni) for ni in derived.node_infos]
+    if derived.node_cache is base.node_cache or derived.node_base is not None:  # no node replaced
+        first = derived.node_infos[: len(base.node_infos)]
+        assert [id(ni.node) for ni in first] == [id(ni.node) for ni in base.node_infos]
+    got = _node_classes(derived, *keys)
+    want = _NodeClasses(derived.node_infos, *keys)
+    for attr in ("class_of", "names", "values", "index"):
+        assert getattr(got, attr) == getattr(want, attr), attr
+    # A class's representative is read for its node only (a NodeInfo cloned since is the same node).
+    assert [id(ni.node) for ni in got.reps] == [id(ni.node) for ni in want.reps]
+    if derived.node_base is not None:  # extended, not built: the parent's classes are left as they were
+        parent = _node_classes(base, *keys)
+        assert len(parent.names) == len(base.node_infos) < len(got.names)
+    # The parent's own lists are untouched.
+    assert list(base.node_info_by_name) == [ni.name for ni in base.node_infos]

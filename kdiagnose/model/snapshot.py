@@ -222,6 +222,10 @@ class Snapshot:
         # Indexes derived from the nodes alone (e.g. ImageLocality's image spread): they survive bind and
         # remove_pods, which clear `cache`, so sequential placement does not rebuild them per replica.
         self.node_cache: dict[str, Any] = {}
+        # derive() with nodes added and none replaced: the parent's node_cache and its node count (the
+        # first nodes here are the parent's, in its order), so node-only indexes can be extended from the
+        # parent's instead of built again over every node (a scale-up what-if's simulated node).
+        self.node_base: tuple[dict[str, Any], int] | None = None
         # Bumped by every mutation, so results memoized against this snapshot know they are stale.
         self.generation = 0
         # derive(): the snapshot this one was derived from and its generation then, so per-snapshot pod
@@ -404,28 +408,34 @@ class Snapshot:
         new.parent = self
         new.parent_generation = self.generation
         new.node_cache = {} if (extra_nodes or node_changes) else self.node_cache
+        new.node_base = (self.node_cache, len(self.node_infos)) if extra_nodes and not node_changes else None
         gone = list(remove_pods)
         removed = {id(p) for p in gone}
         old, repl = replace_pod if replace_pod else (None, None)
         changes = node_changes or {}
         touched = {p.node_name for p in gone if p.node_name}
-        new.node_infos = []
         new._own_nodes = own = set(changes) | touched  # the rest stay the parent's NodeInfos
-        for ni in self.node_infos:
-            if ni.name in changes:
-                c = NodeInfo(changes[ni.name])
-                for p in ni.pods:
-                    if id(p) not in removed:
-                        c.add_pod(p)
-                new.node_infos.append(c)
-            elif ni.name in touched:
-                c = ni.clone()
-                for p in list(c.pods):
-                    if id(p) in removed:
-                        c.remove_pod(p)
-                new.node_infos.append(c)
-            else:
-                new.node_infos.append(ni)
+        if not own:
+            # Every NodeInfo the parent's (a pending pod swapped, nodes added): C-level copies of the list
+            # and of the name index below, not a Python pass over 5,000 nodes per what-if.
+            new.node_infos = list(self.node_infos)
+        else:
+            new.node_infos = []
+            for ni in self.node_infos:
+                if ni.name in changes:
+                    c = NodeInfo(changes[ni.name])
+                    for p in ni.pods:
+                        if id(p) not in removed:
+                            c.add_pod(p)
+                    new.node_infos.append(c)
+                elif ni.name in touched:
+                    c = ni.clone()
+                    for p in list(c.pods):
+                        if id(p) in removed:
+                            c.remove_pod(p)
+                    new.node_infos.append(c)
+                else:
+                    new.node_infos.append(ni)
         if removed:
             new.pods = [p for p in self.pods if id(p) not in removed and p is not old]
             new.pending = [p for p in self.pending if id(p) not in removed and p is not old]
@@ -441,6 +451,9 @@ class Snapshot:
             new.pods.append(repl)
             if not repl.node_name:
                 new.pending.append(repl)
+        # The name index as the parent's: one C-level copy when no NodeInfo of it was replaced (names are
+        # unique in a snapshot: a later entry of the same name would win in the comprehension either way).
+        by_name_as_parent = not own and len(self.node_info_by_name) == len(self.node_infos)
         for node, pods in extra_nodes:
             ni = NodeInfo(node)
             for p in pods:
@@ -448,7 +461,11 @@ class Snapshot:
                 new.pods.append(p)
             new.node_infos.append(ni)
             own.add(ni.name)
-        new.node_info_by_name = {ni.name: ni for ni in new.node_infos}
+        if by_name_as_parent:
+            new.node_info_by_name = dict(self.node_info_by_name)
+            new.node_info_by_name.update((ni.name, ni) for ni in new.node_infos[len(self.node_infos) :])
+        else:
+            new.node_info_by_name = {ni.name: ni for ni in new.node_infos}
         new._pod_pos = None
         new._swaps = 0
         return new

@@ -144,12 +144,20 @@ class _NodeClasses:
     """The snapshot's nodes by class (see _node_domains): per node its class, in node order; one node per
     class; per topology key each node's value."""
 
-    __slots__ = ("class_of", "names", "reps", "values")
+    __slots__ = ("class_of", "index", "key", "names", "reps", "values")
 
     def __init__(self, nodes: list[NodeInfo], topo: tuple[str, ...], sel_keys: tuple[str, ...], taints: bool):
-        index: dict[Any, int] = {}
+        self.key = (topo, sel_keys, taints)
+        self.index: dict[Any, int] = {}
         self.reps: list[NodeInfo] = []
         self.class_of: list[int] = []
+        self.names: list[str] = []
+        self.values: dict[str, list[Any]] = {key: [] for key in topo}
+        self._add(nodes)
+
+    def _add(self, nodes: list[NodeInfo]) -> None:
+        topo, sel_keys, taints = self.key
+        index = self.index
         for ni in nodes:
             labels = ni.node.labels
             cls: Any = (tuple(map(labels.__contains__, topo)), tuple(map(labels.get, sel_keys)))
@@ -160,8 +168,22 @@ class _NodeClasses:
                 k = index[cls] = len(self.reps)
                 self.reps.append(ni)
             self.class_of.append(k)
-        self.names = [ni.name for ni in nodes]
-        self.values: dict[str, list[Any]] = {key: [ni.node.labels.get(key) for ni in nodes] for key in topo}
+        self.names.extend(ni.name for ni in nodes)
+        for key, column in self.values.items():
+            column.extend(ni.node.labels.get(key) for ni in nodes)
+
+    def extended(self, nodes: list[NodeInfo]) -> _NodeClasses:
+        """These classes with `nodes` added after the ones they were made of (a copy): what building them
+        over all of those nodes in that order gives, without a pass over the first ones again."""
+        new = _NodeClasses.__new__(_NodeClasses)
+        new.key = self.key
+        new.index = dict(self.index)
+        new.reps = list(self.reps)
+        new.class_of = list(self.class_of)
+        new.names = list(self.names)
+        new.values = {key: list(column) for key, column in self.values.items()}
+        new._add(nodes)
+        return new
 
 
 _CLASSES_KEY = "podtopologyspread:node-classes"
@@ -176,7 +198,13 @@ def _node_classes(
     key = (topo, sel_keys, taints)
     hit = memo.get(key)
     if hit is None:
-        hit = _NodeClasses(snapshot.node_infos, topo, sel_keys, taints)
+        # Nodes added to the parent's (derive: a scale-up's simulated node): the parent's classes extended.
+        base = snapshot.node_base
+        made: _NodeClasses | None = base[0].get(_CLASSES_KEY, {}).get(key) if base is not None else None
+        if base is not None and made is not None and len(made.names) == base[1] <= len(snapshot.node_infos):
+            hit = made.extended(snapshot.node_infos[base[1] :])
+        else:
+            hit = _NodeClasses(snapshot.node_infos, topo, sel_keys, taints)
         if len(memo) >= _DOMAINS_KEPT:
             del memo[next(iter(memo))]
         memo[key] = hit
