@@ -35,11 +35,12 @@ class ImageIndex:
     The size is the one reported by the first node (in snapshot order) listing the name, as the scheduler
     cache keeps the summary of the first node it saw."""
 
-    __slots__ = ("by_node", "states")
+    __slots__ = ("_holders", "by_node", "states")
 
     def __init__(self, snapshot: Snapshot) -> None:
         self.states: dict[str, tuple[int, int]] = {}
         self.by_node: dict[str, frozenset[str]] = {}
+        self._holders: dict[str, list[str]] | None = None
         for ni in snapshot.node_infos:
             seen: set[str] = set()
             for image_names, size in ni.node.images:
@@ -50,6 +51,16 @@ class ImageIndex:
                     st = self.states.get(n)
                     self.states[n] = (size, 1) if st is None else (st[0], st[1] + 1)
             self.by_node[ni.name] = frozenset(seen)
+
+    def holders(self) -> dict[str, list[str]]:
+        """Image name -> the nodes listing it (by_node inverted), made on first use."""
+        if self._holders is None:
+            holders: dict[str, list[str]] = {}
+            for node, have in self.by_node.items():
+                for n in have:
+                    holders.setdefault(n, []).append(node)
+            self._holders = holders
+        return self._holders
 
 
 def image_index(snapshot: Snapshot) -> ImageIndex:
@@ -90,15 +101,19 @@ class ImageLocality(Plugin):
         none = calculate_priority(0, count_images)
         if not scaled:
             return [none] * len(nodes), None
-        by_node = idx.by_node
-        out: list[int] = []
-        for ni in nodes:
-            have = by_node.get(ni.name)
-            if not have:
-                out.append(none)
-                continue
-            out.append(calculate_priority(sum(v for name, v in scaled if name in have), count_images))
-        return out, None
+        # Each node's sum from the nodes listing each scored image (a pod's images are on few nodes, or on
+        # all of a pool's), then one priority per distinct sum: no Python work for the nodes that list
+        # none of them, which score `none` (calculate_priority of 0).
+        holders = idx.holders()
+        sums: dict[str, int] = {}
+        for name, v in scaled:
+            for node in holders.get(name, ()):
+                sums[node] = sums.get(node, 0) + v
+        if not sums:
+            return [none] * len(nodes), None
+        priority: dict[int | None, int] = {s: calculate_priority(s, count_images) for s in set(sums.values())}
+        priority[None] = none
+        return list(map(priority.__getitem__, map(sums.get, [ni.name for ni in nodes]))), None
 
     def _images(self, pod: Pod) -> tuple[list[str], int]:
         """The images scored, and how many count in calculatePriority's threshold."""
