@@ -452,6 +452,50 @@ def test_batch_scores_equal_score_per_node(seed: int, version: str, strategy: st
     assert len(distinct) > 20  # the scores vary: the comparison is not between constants
 
 
+@pytest.mark.parametrize("version", ["v1.35.4", "v1.36.5"])
+def test_batch_scores_follow_pods_added_and_removed_after_a_score(version: str) -> None:
+    """The cpu/memory columns the batch scorers keep on each NodeInfo (fit.cpu_memory) are dropped when a
+    pod is added to or removed from the node: scores computed after the change equal `score` node by node,
+    and differ from those before it."""
+    from kdiagnose.scheduler import names
+    from kdiagnose.scheduler.framework import CycleState
+    from kdiagnose.scheduler.profiles import default_profile
+    from kdiagnose.scheduler.runner import Framework
+
+    snap = varied_snapshot(nodes=20, pods_per_node=10, pending=4, seed=SEEDS[0], version=version)
+    fw = Framework(snap, default_profile(snap.dialect))
+    scorers = [
+        pl
+        for pl, _ in fw.score_plugins
+        if pl.name in (names.NODE_RESOURCES_FIT, names.NODE_RESOURCES_BALANCED_ALLOCATION)
+    ]
+    assert len(scorers) == 2
+    pod, heavy = snap.pending[0], snap.pending[1]
+    nodes = snap.node_infos
+
+    def scores() -> dict[str, list[int]]:
+        state = CycleState()
+        fw.run_pre_filter(state, pod)
+        for pre in fw.pre_score_plugins:
+            pre.pre_score(state, pod, nodes)
+        out: dict[str, list[int]] = {}
+        for pl in scorers:
+            values, error = pl.score_many(state, pod, nodes)
+            assert error is None
+            assert values == [pl.score(state, pod, ni)[0] for ni in nodes], pl.name
+            out[pl.name] = values
+        return out
+
+    before = scores()
+    for ni in nodes:
+        ni.add_pod(heavy)
+    added = scores()
+    assert added != before
+    for ni in nodes:
+        ni.remove_pod(heavy)
+    assert scores() == before
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_taint_and_cordon_batches_equal_the_per_node_verdicts_on_nodes_of_any_snapshot(seed: int) -> None:
     """TaintToleration's and NodeUnschedulable's batch calls (taint classes computed once per snapshot) on

@@ -44,6 +44,7 @@ class NodeInfo:
 
     __slots__ = (
         "allocatable",
+        "cpu_memory",
         "free",
         "lowest_priority",
         "name",
@@ -78,10 +79,13 @@ class NodeInfo:
         # The lowest priority of its pods (DefaultPreemption: no pod below the preemptor's means no victim
         # here), computed on first read like `free` and dropped with it.
         self.lowest_priority: int | None = None
+        # The cpu and memory columns the default scorers read (allocatable, requested, non-zero requested:
+        # noderesources/fit.py cpu_memory), kept like `free` and dropped with it.
+        self.cpu_memory: tuple[int, int, int, int, int, int] | None = None
 
     def add_pod(self, pod: Pod, ports: list[tuple[str, str, int]] | None = None) -> None:
         """`ports`: pod.host_ports() when the caller has it (Snapshot() computes it once per spec)."""
-        self.free = self.lowest_priority = None
+        self.free = self.lowest_priority = self.cpu_memory = None
         self.pods.append(pod)
         req = self.requested
         for k, v in pod.requests.items():
@@ -108,7 +112,7 @@ class NodeInfo:
         if i < 0:
             return
         pod = self.pods.pop(i)
-        self.free = self.lowest_priority = None
+        self.free = self.lowest_priority = self.cpu_memory = None
         req = self.requested
         for k, v in pod.requests.items():
             req[k] = req.get(k, 0) - v
@@ -147,6 +151,7 @@ class NodeInfo:
 
 # remove_pods: up to this many pods are searched for one by one.
 _FEW = 8
+_POSITIONS_KEY = "snapshot:node-positions"
 
 
 def _position(pods: list[Pod], pod: Pod) -> int:
@@ -505,6 +510,14 @@ class Snapshot:
 
     def has(self, kind: str) -> bool:
         return kind in self.present
+
+    def node_positions(self) -> dict[str, int]:
+        """Each node's position in node_infos, by name: made once per node list (kept in node_cache, which
+        the copies that keep the list share)."""
+        pos: dict[str, int] | None = self.node_cache.get(_POSITIONS_KEY)
+        if pos is None:
+            pos = self.node_cache[_POSITIONS_KEY] = {ni.name: i for i, ni in enumerate(self.node_infos)}
+        return pos
 
     def index(self, kind: str) -> dict[str, Obj]:
         """Objects of a kind by `namespace/name` (or `name` for cluster-scoped kinds), built once."""

@@ -510,13 +510,11 @@ def _refilter(
         got = pl.filter_many(state, pod, list(map(nis.__getitem__, batch)))
         if len(got) != len(batch):
             raise ValueError(f"{pl.name}: {len(got)} verdicts for {len(batch)} nodes")
-        wrapped: dict[int, Status] = {}
-        for j, st in compress(zip(batch, got, strict=True), map(is_not, got, repeat(SUCCESS))):
-            if st.code is Code.SUCCESS:
-                continue
-            w = wrapped.get(id(st))
-            if w is None:
-                w = wrapped[id(st)] = fw._rejection(pl, st)
+        bad = list(map(is_not, got, repeat(SUCCESS)))
+        wrapped = fw.wrap_rejections(pl, list(compress(got, bad)))
+        for j, w in compress(
+            zip(compress(batch, bad), wrapped, strict=True), map(is_not, wrapped, repeat(None))
+        ):
             res[j] = w
     undecided = list(map(is_, res, repeat(None)))
     feasible = list(compress(names, undecided))

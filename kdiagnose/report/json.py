@@ -385,9 +385,9 @@ def _node_map(pr: PodReport, pools: dict[str, str], names: _Names | None = None)
         rej_names = list(compress(vnames, fails))
         rej_stats = list(compress(vstats, fails))
         # A Success other than SUCCESS, or a scored node rejected: the plain path.
-        if any(st.ok for st in {id(st): st for st in rej_stats}.values()) or not totals.keys().isdisjoint(
-            rej_names
-        ):
+        if any(
+            st.ok for st in dict(zip(map(id, rej_stats), rej_stats, strict=True)).values()
+        ) or not totals.keys().isdisjoint(rej_names):
             return None
         rej_pools = list(map(pools.get, rej_names))
         keys = list(zip(map(id, rej_stats), rej_pools, strict=True))

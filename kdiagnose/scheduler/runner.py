@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from itertools import compress, repeat
-from operator import is_, not_
-from typing import TYPE_CHECKING
+from operator import attrgetter, is_, is_not, not_
+from typing import TYPE_CHECKING, cast
 
 from kdiagnose.scheduler import names as n
 from kdiagnose.scheduler.describe import postfilter_notes
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["Framework"]
 
 _SKIP_KEY = "framework/prefilter-skipped"
+_NAME = attrgetter("name")
 # Plugins with no replayable extension point of their own.
 _NOT_INSTANTIATED = {n.PRIORITY_SORT, n.DEFAULT_BINDER}
 
@@ -174,27 +175,36 @@ class Framework:
             ok = list(map(is_, statuses, repeat(SUCCESS)))
             if all(ok):
                 continue
-            # A Status a batch filter shares between nodes is wrapped once and stays shared (the reports
-            # and -o json then treat those nodes' verdicts as one). Only the nodes not given SUCCESS
-            # itself are visited here (in node order); the rest stay by one C-level pass.
-            wrapped: dict[int, Status] = {}
-            for i in compress(range(len(ok)), map(not_, ok)):
-                st = statuses[i]
-                if st.code is Code.SUCCESS:  # a Success other than the shared SUCCESS: the node stays
+            # Only the nodes not given SUCCESS itself are looked at, a column at a time in C.
+            bad = list(compress(range(len(ok)), map(not_, ok)))
+            wrapped = self.wrap_rejections(pl, list(map(statuses.__getitem__, bad)))
+            if not all(map(is_not, wrapped, repeat(None))):  # a Success other than SUCCESS: the node stays
+                for i in compress(bad, map(is_, wrapped, repeat(None))):
                     ok[i] = True
-                    continue
-                w = wrapped.get(id(st))
-                if w is None:
-                    w = wrapped[id(st)] = self._rejection(pl, st)
-                rejected[remaining[i].name] = w
+                kept = list(map(is_not, wrapped, repeat(None)))
+                bad, wrapped = list(compress(bad, kept)), list(compress(wrapped, kept))
+            rejected.update(
+                zip(map(_NAME, map(remaining.__getitem__, bad)), cast("list[Status]", wrapped), strict=True)
+            )
             remaining = list(compress(remaining, ok))
             if not remaining:
                 break
         # Node order kept: update() rewrites the values of keys already there (rejected names are a subset).
-        out = dict.fromkeys([ni.name for ni in nodes], SUCCESS)
+        out = dict.fromkeys(map(_NAME, nodes), SUCCESS)
         out.update(rejected)
         # Nothing rejected: `remaining` is the caller's list itself (often the snapshot's), handed on as a copy.
         return out, remaining if remaining is not nodes else list(nodes)
+
+    def wrap_rejections(self, pl: Plugin, statuses: list[Status]) -> list[Status | None]:
+        """A batch's statuses other than the shared SUCCESS as RunFilterPlugins reports them (`_rejection`),
+        each distinct Status object wrapped once: one a batch filter shares between nodes stays shared (the
+        reports and -o json treat those nodes' verdicts as one). None for a Success other than SUCCESS (the
+        node passes)."""
+        distinct = dict(zip(map(id, statuses), statuses, strict=True))
+        wrapped = {
+            k: None if st.code is Code.SUCCESS else self._rejection(pl, st) for k, st in distinct.items()
+        }
+        return list(map(wrapped.__getitem__, map(id, statuses)))
 
     @staticmethod
     def _rejection(pl: Plugin, s: Status) -> Status:

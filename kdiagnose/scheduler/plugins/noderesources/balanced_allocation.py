@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from kdiagnose.scheduler import names
 from kdiagnose.scheduler.framework import MAX_NODE_SCORE, SKIP, SUCCESS, CycleState, Handle, Plugin, Status
-from kdiagnose.scheduler.plugins.noderesources.fit import ResourceScorer, parse_resources
+from kdiagnose.scheduler.plugins.noderesources.fit import ResourceScorer, cpu_memory_column, parse_resources
 
 if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
@@ -103,16 +103,10 @@ class BalancedAllocation(Plugin):
         even = half + half // 2 if improvement else MAX_NODE_SCORE
         out: list[int] = []
         append = out.append
-        for ni in nodes:
-            alloc = ni.allocatable
-            a_cpu = alloc.get("cpu", 0)
-            a_mem = alloc.get("memory", 0)
+        for a_cpu, a_mem, u_cpu, u_mem, _, _ in cpu_memory_column(nodes):
             if not (a_cpu and a_mem):
                 append(even)
                 continue
-            used = ni.requested
-            u_cpu = used.get("cpu", 0)
-            u_mem = used.get("memory", 0)
             with_pod = int(
                 (1 - abs((min((u_cpu + q_cpu) / a_cpu, 1.0) - min((u_mem + q_mem) / a_mem, 1.0)) / 2)) * top
             )

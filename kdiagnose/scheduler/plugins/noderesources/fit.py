@@ -65,6 +65,7 @@ _PRE_FILTER_KEY = "PreFilter" + names.NODE_RESOURCES_FIT
 _PRE_SCORE_KEY = "PreScore" + names.NODE_RESOURCES_FIT
 _FIXED = ("cpu", "memory", "ephemeral-storage")
 _FREE = attrgetter("free")
+_CPU_MEMORY = attrgetter("cpu_memory")
 _ROOM = itemgetter(0)
 
 
@@ -81,6 +82,32 @@ def free_room(ni: NodeInfo) -> tuple[int, int, int, int]:
             alloc.get("ephemeral-storage", 0) - used.get("ephemeral-storage", 0),
         )
     return free
+
+
+def cpu_memory(ni: NodeInfo) -> tuple[int, int, int, int, int, int]:
+    """NodeInfo.cpu_memory: allocatable cpu and memory, requested cpu and memory, and the non-zero requests
+    (the scorers' default resources), kept on the NodeInfo until add_pod/remove_pod drops it: a pod's
+    score loop over 5,000 nodes then reads one tuple per node, not six dict and attribute lookups."""
+    cm = ni.cpu_memory
+    if cm is None:
+        alloc, used = ni.allocatable, ni.requested
+        cm = ni.cpu_memory = (
+            alloc.get("cpu", 0),
+            alloc.get("memory", 0),
+            used.get("cpu", 0),
+            used.get("memory", 0),
+            ni.non_zero_cpu,
+            ni.non_zero_mem,
+        )
+    return cm
+
+
+def cpu_memory_column(nodes: list[NodeInfo]) -> list[tuple[int, int, int, int, int, int]]:
+    """`cpu_memory` of each node, read in C when every node has it already."""
+    column = list(map(_CPU_MEMORY, nodes))
+    if None in column:
+        column = list(map(cpu_memory, nodes))
+    return column
 
 
 def insufficient_reason(resource: str) -> str:
@@ -489,20 +516,17 @@ class Fit(Plugin):
         top = MAX_NODE_SCORE
         out: list[int] = []
         append = out.append
-        for ni in nodes:
-            alloc = ni.allocatable
-            a_cpu = alloc.get("cpu", 0)
-            a_mem = alloc.get("memory", 0)
+        for a_cpu, a_mem, _, _, nz_cpu, nz_mem in cpu_memory_column(nodes):
             total = wsum = 0
             if a_cpu:
-                r = ni.non_zero_cpu + q_cpu
+                r = nz_cpu + q_cpu
                 if least:
                     total += (0 if r > a_cpu else (a_cpu - r) * top // a_cpu) * w_cpu
                 else:
                     total += (min(r, a_cpu) * top // a_cpu) * w_cpu
                 wsum += w_cpu
             if a_mem:
-                r = ni.non_zero_mem + q_mem
+                r = nz_mem + q_mem
                 if least:
                     total += (0 if r > a_mem else (a_mem - r) * top // a_mem) * w_mem
                 else:
