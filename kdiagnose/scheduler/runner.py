@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from itertools import compress, repeat
-from operator import attrgetter, is_, is_not, not_
+from operator import attrgetter, eq, is_, is_not, not_
 from typing import TYPE_CHECKING, cast
 
 from kdiagnose.scheduler import names as n
@@ -37,6 +37,9 @@ __all__ = ["Framework"]
 
 _SKIP_KEY = "framework/prefilter-skipped"
 _NAME = attrgetter("name")
+_CODE = attrgetter("code")
+_PLUGIN = attrgetter("plugin")
+_REJECTIONS = frozenset((Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
 # Plugins with no replayable extension point of their own.
 _NOT_INSTANTIATED = {n.PRIORITY_SORT, n.DEFAULT_BINDER}
 
@@ -201,6 +204,11 @@ class Framework:
         reports and -o json treat those nodes' verdicts as one). None for a Success other than SUCCESS (the
         node passes)."""
         distinct = dict(zip(map(id, statuses), statuses, strict=True))
+        own = distinct.values()
+        if _REJECTIONS.issuperset(map(_CODE, own)) and all(map(eq, map(_PLUGIN, own), repeat(pl.name))):
+            # Rejections that name the plugin already (NodeResourcesFit's, one per node): each is its own
+            # wrapped form (with_plugin returns it), no Python call per node.
+            return cast("list[Status | None]", statuses)
         wrapped = {
             k: None if st.code is Code.SUCCESS else self._rejection(pl, st) for k, st in distinct.items()
         }
