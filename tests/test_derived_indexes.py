@@ -13,7 +13,7 @@ import pytest
 
 from kdiagnose.load.files import load_paths
 from kdiagnose.load.snapshot import build_snapshot
-from kdiagnose.model.objects import Node
+from kdiagnose.model.objects import Node, Pod
 from kdiagnose.model.snapshot import Snapshot
 from kdiagnose.remedies.whatif import with_bound
 from kdiagnose.scheduler.plugins.helper.spread import _label_index, pods_by_namespace
@@ -164,3 +164,39 @@ def test_derived_node_lists_and_classes_equal_a_rebuild(change: Callable[[Snapsh
         assert len(parent.names) == len(base.node_infos) < len(got.names)
     # The parent's own lists are untouched.
     assert list(base.node_info_by_name) == [ni.name for ni in base.node_infos]
+
+
+def _pod_copy(pod: Pod, name: str) -> Pod:
+    clone = pod.__class__.__new__(pod.__class__)
+    for slot in pod.__slots__:
+        if hasattr(pod, slot):
+            setattr(clone, slot, getattr(pod, slot))
+    clone.name = name
+    return clone
+
+
+def test_a_swapped_copys_pod_list_is_its_parents_at_derive_time() -> None:
+    """derive(replace_pod=...) makes the copy's pod list when it is first read: it is still the parent's
+    list as it was when the copy was made (without the swapped pod, then the new one and the pods of added
+    nodes), whatever the parent binds or replaces afterwards, also for a copy of a copy."""
+    snap = _base()
+    old, repl = snap.pending[0], _pod_copy(snap.pending[0], "whatif")
+    donor = next(ni for ni in snap.node_infos if ni.pods)
+    daemon = _pod_copy(donor.pods[0], "daemon")
+    daemon.node_name = "zz-simulated"
+    node = Node({"metadata": {"name": "zz-simulated", "labels": dict(donor.node.labels)}, "status": {}})
+    want = [p for p in snap.pods if p is not old] + [repl, daemon]
+    child = snap.derive(replace_pod=(old, repl), extra_nodes=[(node, [daemon])])
+    grandchild = child.derive(replace_pod=(repl, old))
+    late = snap.derive(replace_pod=(old, repl))
+    # The parent changes after the copies were made: a new pod bound into it (appended in place), read
+    # by one copy; then a pod removed (its list replaced), read by the others.
+    snap.bind(_pod_copy(old, "late"), donor.name, new=True)
+    assert [id(p) for p in late.pods] == [id(p) for p in want[:-1]]
+    snap.remove_pods([p for p in snap.pods if p.node_name][:1])
+    assert [id(p) for p in child.pods] == [id(p) for p in want]
+    assert child.pending.count(repl) == 1 and old not in child.pending
+    assert [id(p) for p in grandchild.pods] == [id(p) for p in want if p is not repl] + [id(old)]
+    # A second swap on the same parent (its position index) gives its own list.
+    again = snap.derive(replace_pod=(old, repl))
+    assert [id(p) for p in again.pods] == [id(p) for p in snap.pods if p is not old] + [id(repl)]

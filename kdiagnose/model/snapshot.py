@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from collections import Counter
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 from kdiagnose.model.objects import Node, Pod
@@ -198,16 +199,19 @@ class Snapshot:
         self.dialect = dialect
         self.node_infos: list[NodeInfo] = [NodeInfo(n) for n in nodes]
         self.node_info_by_name: dict[str, NodeInfo] = {ni.name: ni for ni in self.node_infos}
-        self.pods: list[Pod] = []  # every pod the scheduler's informer keeps (not Succeeded/Failed)
+        # Every pod the scheduler's informer keeps (not Succeeded/Failed); see the `pods` property.
+        self._pods: list[Pod] | None = []
+        self._make_pods: Callable[[], list[Pod]] | None = None
         self.pending: list[Pod] = []
         # host_ports() reads the containers and hostNetwork only: the replicas of a spec share those lists
         # (load/snapshot.py), so it is computed once per spec. The lists live as long as the pods, so
         # their ids are not reused while this loop runs.
         ports_of: dict[tuple[int, int, bool], list[tuple[str, str, int]]] = {}
+        kept = self._pods
         for pod in pods:
             if pod.phase in ("Succeeded", "Failed"):
                 continue
-            self.pods.append(pod)
+            kept.append(pod)
             if not pod.node_name:
                 self.pending.append(pod)
                 continue
@@ -247,6 +251,23 @@ class Snapshot:
         # second swap on this snapshot; None until then (or when the list holds a pod twice).
         self._pod_pos: tuple[list[Pod], int, dict[int, int] | None] | None = None
         self._swaps = 0
+
+    @property
+    def pods(self) -> list[Pod]:
+        """Every pod the scheduler's informer keeps. A what-if copy that only swaps the pending pod
+        (derive(replace_pod=...)) makes its list on first read: most copies are never asked for it, and
+        the copy is 150,000 pods long on c5k, once per what-if."""
+        pods = self._pods
+        if pods is None:
+            assert self._make_pods is not None
+            pods = self._pods = self._make_pods()
+            self._make_pods = None
+        return pods
+
+    @pods.setter
+    def pods(self, pods: list[Pod]) -> None:
+        self._pods = pods
+        self._make_pods = None
 
     # ------------------------------------------------------------ what-if copies (remedies, CI gate)
 
@@ -445,15 +466,16 @@ class Snapshot:
             new.pods = [p for p in self.pods if id(p) not in removed and p is not old]
             new.pending = [p for p in self.pending if id(p) not in removed and p is not old]
         elif old is not None:
-            # Only a pod swapped (a remedy's modified pod): a C-level copy and index (Pod has no __eq__, so
-            # list.index compares identity), not a Python-level test per pod (150,000 on c5k, per what-if).
-            new.pods = self._pods_without(old)
+            # Only a pod swapped (a remedy's modified pod): the list is made when first read (`pods`), from
+            # the parent's as it is now, by a C-level copy and index (Pod has no __eq__, so list.index
+            # compares identity), not a Python-level test per pod (150,000 on c5k, per what-if).
             new.pending = _without(self.pending, old)
         else:
             new.pods = list(self.pods)
             new.pending = list(self.pending)
+        added: list[Pod] = []  # appended to the list after the parent's (made now or on first read)
         if repl is not None:
-            new.pods.append(repl)
+            added.append(repl)
             if not repl.node_name:
                 new.pending.append(repl)
         # The name index as the parent's: one C-level copy when no NodeInfo of it was replaced (names are
@@ -463,7 +485,7 @@ class Snapshot:
             ni = NodeInfo(node)
             for p in pods:
                 ni.add_pod(p)
-                new.pods.append(p)
+                added.append(p)
             new.node_infos.append(ni)
             own.add(ni.name)
         if by_name_as_parent:
@@ -471,9 +493,25 @@ class Snapshot:
             new.node_info_by_name.update((ni.name, ni) for ni in new.node_infos[len(self.node_infos) :])
         else:
             new.node_info_by_name = {ni.name: ni for ni in new.node_infos}
+        if old is not None and not removed:
+            mine = self.pods
+            new._pods, new._make_pods = None, partial(self._swapped, mine, len(mine), old, added)
+        else:
+            new.pods.extend(added)
         new._pod_pos = None
         new._swaps = 0
         return new
+
+    def _swapped(self, mine: list[Pod], length: int, old: Pod, added: list[Pod]) -> list[Pod]:
+        """A derived copy's pod list: this snapshot's list as it was when the copy was made (`mine`, its
+        first `length` pods: bind appends to it in place, other changes replace it) without `old`, then
+        `added`."""
+        if mine is self._pods and len(mine) == length:
+            pods = self._pods_without(old)
+        else:
+            pods = _without(mine[:length], old)
+        pods.extend(added)
+        return pods
 
     def _pods_without(self, old: Pod) -> list[Pod]:
         """`_without(self.pods, old)`: a remedy derives a copy per what-if from the same snapshot, each time
