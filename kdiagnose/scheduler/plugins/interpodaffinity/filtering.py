@@ -538,11 +538,12 @@ def _own_anti_failure(
             value = labels.get(t.topology_key)
             if value is not None and (n := s.anti_counts.counts.get(pair := (t.topology_key, value), 0)) > 0:
                 # The Status built directly (Status.unschedulable's varargs cost as much as the rest): a
-                # hostname term that every node's pods match builds one per node.
+                # hostname term that every node's pods match builds one per node. Named here (every
+                # rejection of this plugin is): the runner's with_plugin then keeps this object.
                 return Status(
                     Code.UNSCHEDULABLE,
                     _ANTI_REASONS,
-                    "",
+                    names.INTER_POD_AFFINITY,
                     (
                         {
                             "term": t.describe() if descs is None else descs[i],
@@ -561,9 +562,11 @@ def _existing_anti_status(s: PreFilterState, labels: Mapping[str, str]) -> Statu
     if s.existing_anti_counts:
         for pair in labels.items():
             if s.existing_anti_counts.get(pair) > 0:
-                return Status.unschedulable(
-                    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
-                    details=(
+                return Status(
+                    Code.UNSCHEDULABLE,
+                    (ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,),
+                    names.INTER_POD_AFFINITY,
+                    (
                         {
                             "domain": f"{pair[0]}={pair[1]}",
                             "podsWithAntiAffinity": list(s.existing_anti_counts.witnesses.get(pair, [])),
@@ -573,6 +576,16 @@ def _existing_anti_status(s: PreFilterState, labels: Mapping[str, str]) -> Statu
     return SUCCESS
 
 
+def _affinity_status(why: dict[str, Any]) -> Status:
+    """satisfyPodAffinity's rejection, named (as every rejection of this plugin)."""
+    return Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        (ERR_REASON_AFFINITY_RULES_NOT_MATCH,),
+        names.INTER_POD_AFFINITY,
+        (why,),
+    )
+
+
 def filter_node(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
     s = _state(state)
     if s is None:
@@ -580,7 +593,7 @@ def filter_node(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
     labels = node_info.node.labels
     why = _affinity_failure(s, labels)
     if why is not None:
-        return Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH, details=(why,))
+        return _affinity_status(why)
     own = _own_anti_failure(s, labels)
     if own is not None:
         return own
@@ -624,11 +637,7 @@ class _Judge:
             st = self.aff_memo.get(key, _UNSET)
             if st is _UNSET:
                 why = _affinity_failure(s, labels)
-                st = self.aff_memo[key] = (
-                    None
-                    if why is None
-                    else Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH, details=(why,))
-                )
+                st = self.aff_memo[key] = None if why is None else _affinity_status(why)
             if st is not None:
                 return st
         if self.anti_keys:
