@@ -166,7 +166,10 @@ class Framework:
             verdicts = {ni.name: self.run_filters_with_nominated(state, pod, ni) for ni in nodes}
             return verdicts, [ni for ni in nodes if verdicts[ni.name].code is Code.SUCCESS]
         skipped: set[str] = state.read(_SKIP_KEY) or set()
-        rejected: dict[str, Status] = {}
+        # The verdicts of every node in node order, when the first plugin to reject any saw them all (its
+        # batch then is the column, made in C); the later rejections, (name, Status) pairs read at the end.
+        first: list[Status] | None = None
+        later: list[Iterable[tuple[str, Status]]] = []
         remaining = nodes
         for pl in self.filter_plugins:
             if pl.name in skipped:
@@ -180,21 +183,34 @@ class Framework:
                 continue
             # Only the nodes not given SUCCESS itself are looked at, a column at a time in C.
             bad = list(compress(range(len(ok)), map(not_, ok)))
-            wrapped = self.wrap_rejections(pl, list(map(statuses.__getitem__, bad)))
-            if not all(map(is_not, wrapped, repeat(None))):  # a Success other than SUCCESS: the node stays
+            given = list(map(statuses.__getitem__, bad))
+            wrapped = self.wrap_rejections(pl, given)
+            odd = not all(map(is_not, wrapped, repeat(None)))
+            if odd:  # a Success other than SUCCESS: the node stays
                 for i in compress(bad, map(is_, wrapped, repeat(None))):
                     ok[i] = True
                 kept = list(map(is_not, wrapped, repeat(None)))
                 bad, wrapped = list(compress(bad, kept)), list(compress(wrapped, kept))
-            rejected.update(
-                zip(map(_NAME, map(remaining.__getitem__, bad)), cast("list[Status]", wrapped), strict=True)
-            )
+            rejections = cast("list[Status]", wrapped)
+            if remaining is nodes and not odd:
+                if rejections is given:  # each its own wrapped form: the batch is the verdict column
+                    first = statuses
+                else:  # each node's Status swapped for its wrapped form (SUCCESS is none of them)
+                    swap = dict(zip(map(id, given), rejections, strict=True))
+                    first = list(map(swap.get, map(id, statuses), statuses))
+            else:
+                # `remaining` is rebound below, never changed: the names are read from this list at the end.
+                later.append(zip(map(_NAME, map(remaining.__getitem__, bad)), rejections, strict=True))
             remaining = list(compress(remaining, ok))
             if not remaining:
                 break
         # Node order kept: update() rewrites the values of keys already there (rejected names are a subset).
-        out = dict.fromkeys(map(_NAME, nodes), SUCCESS)
-        out.update(rejected)
+        if first is not None:
+            out = dict(zip(map(_NAME, nodes), first, strict=True))
+        else:
+            out = dict.fromkeys(map(_NAME, nodes), SUCCESS)
+        for pairs in later:
+            out.update(pairs)
         # Nothing rejected: `remaining` is the caller's list itself (often the snapshot's), handed on as a copy.
         return out, remaining if remaining is not nodes else list(nodes)
 
