@@ -867,3 +867,33 @@ def test_resource_bin_packing_multiple_extended(pod_req: Obj | None, expected: d
         [(0, 0), (100, 1)], [{"name": "intel.com/foo", "weight": 3}, {"name": "intel.com/bar", "weight": 5}]
     )
     assert _scores(strategy, pod, nodes, [], run_pre_score=False) == expected
+
+
+@pytest.mark.parametrize("version", ["v1.33.3", "v1.34.1"])
+def test_batch_filter_compares_only_what_the_pod_requests_on_overcommitted_nodes(version: str) -> None:
+    """kdiagnose's batch Filter (filter_many) against `filter` node by node, on nodes whose bound pods
+    request more than their allocatable of one resource each (fitsRequest compares a fixed resource only
+    when the pod requests it: a BestEffort pod fits an overcommitted node)."""
+    dialect = dialect_for(version)
+    alloc = {"cpu": "1", "memory": 2**30, "pods": 10, "ephemeral-storage": 2**30}
+    over = {"cpu": _res(cpu=2000), "memory": _res(mem=2**31), "ephemeral-storage": _res(storage=2**31)}
+    nodes = [make_node().name(f"over-{r}").capacity(alloc).obj() for r in over]
+    existing = [_pod([req], node=f"over-{r}", version=version) for r, req in over.items()]
+    snap = new_snapshot(existing, nodes, dialect=dialect)
+    pl = new_plugin(Fit, snap)
+    wants = {
+        "best-effort": [True, True, True],
+        "cpu only": [False, True, True],
+        "memory only": [True, False, True],
+        "storage only": [True, True, False],
+    }
+    reqs = {"best-effort": [], "cpu only": [_res(cpu=100)], "memory only": [_res(mem=100)]}
+    reqs["storage only"] = [_res(storage=100)]
+    for what, want in wants.items():
+        pod = _pod(reqs[what], version=version)
+        state = CycleState()
+        _, st = pl.pre_filter(state, pod)
+        assert st.ok
+        got = pl.filter_many(state, pod, snap.node_infos)
+        assert got == [pl.filter(state, pod, ni) for ni in snap.node_infos], what
+        assert [s.ok for s in got] == want, what
