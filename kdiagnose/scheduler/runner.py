@@ -177,10 +177,11 @@ class Framework:
             statuses = pl.filter_many(state, pod, remaining)
             if len(statuses) != len(remaining):
                 raise ValueError(f"{pl.name}: {len(statuses)} verdicts for {len(remaining)} nodes")
-            # Most plugins pass every node still standing: one identity scan in C, no loop of our own.
-            ok = list(map(is_, statuses, repeat(SUCCESS)))
-            if all(ok):
+            # Most plugins pass every node still standing: one identity scan in C (no list made), no loop of
+            # our own.
+            if all(map(is_, statuses, repeat(SUCCESS))):
                 continue
+            ok = list(map(is_, statuses, repeat(SUCCESS)))
             # Only the nodes not given SUCCESS itself are looked at, a column at a time in C.
             bad = list(compress(range(len(ok)), map(not_, ok)))
             given = list(map(statuses.__getitem__, bad))
