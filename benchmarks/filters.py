@@ -18,13 +18,18 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def setup(doc: str) -> tuple[argparse.Namespace, Any, Any, list[Any]]:
+    """The command line (a dump, --pods, --rounds, --k8s-version) and what it names: the loaded snapshot,
+    a Framework of its default profile and the sampled pending pods (every k-th in key order). Shared
+    with scores.py."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dump")
     ap.add_argument("--pods", type=int, default=30, help="pending pods sampled (evenly, in key order)")
     ap.add_argument("--rounds", type=int, default=5)
@@ -33,14 +38,33 @@ def main() -> int:
     sys.path.insert(0, str(ROOT))
     from kdiagnose.load.dump import load_snapshot
     from kdiagnose.scheduler.engine import Scheduler
-    from kdiagnose.scheduler.framework import CycleState
-    from kdiagnose.scheduler.runner import _SKIP_KEY, Framework
+    from kdiagnose.scheduler.runner import Framework
     from kdiagnose.versions import dialect_for
 
     snap, _ = load_snapshot([args.dump], dialect_for(args.k8s_version))
     fw = Framework(snap, Scheduler(snap).profiles[0])
     pending = sorted(snap.pending, key=lambda p: p.key)
     pods = pending[:: max(1, len(pending) // max(1, args.pods))][: args.pods]
+    return args, snap, fw, pods
+
+
+def best(rounds: int, run: list[tuple[Any, Any]], call: Callable[..., object], nodes: list[Any]) -> float:
+    """The best of `rounds` rounds of `call(state, pod, nodes)` over `run`'s (pod, state) pairs, in ms
+    per call."""
+    times = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for pod, state in run:
+            call(state, pod, nodes)
+        times.append(time.perf_counter() - t)
+    return 1000 * min(times) / len(run)
+
+
+def main() -> int:
+    args, snap, fw, pods = setup(__doc__ or "")
+    from kdiagnose.scheduler.framework import CycleState
+    from kdiagnose.scheduler.runner import _SKIP_KEY
+
     states = []
     for pod in pods:
         state = CycleState()
@@ -49,22 +73,14 @@ def main() -> int:
     nodes = snap.node_infos
     print(f"{args.dump}: {len(nodes)} nodes, {len(pods)} pending pods sampled, best of {args.rounds} rounds")
     print(f"{'plugin':28s} {'pods':>5s} {'ms per call':>12s}")
-
-    def best(run: list[tuple[object, CycleState]], call: object) -> float:
-        times = []
-        for _ in range(args.rounds):
-            t = time.perf_counter()
-            for pod, state in run:
-                call(state, pod, nodes)  # type: ignore[operator]
-            times.append(time.perf_counter() - t)
-        return 1000 * min(times) / len(run)
-
     for pl in fw.filter_plugins:
         run = [(p, s) for p, s in zip(pods, states, strict=True) if pl.name not in (s.read(_SKIP_KEY) or ())]
         if run:
-            print(f"{pl.name:28s} {len(run):5d} {best(run, pl.filter_many):12.2f}")
+            print(f"{pl.name:28s} {len(run):5d} {best(args.rounds, run, pl.filter_many, nodes):12.2f}")
     every = list(zip(pods, states, strict=True))
-    print(f"{'(runner) _filter_nodes':28s} {len(every):5d} {best(every, fw._filter_nodes):12.2f}")
+    print(
+        f"{'(runner) _filter_nodes':28s} {len(every):5d} {best(args.rounds, every, fw._filter_nodes, nodes):12.2f}"
+    )
     return 0
 
 
