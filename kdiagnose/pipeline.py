@@ -314,11 +314,79 @@ def _worker_groups(snapshot: Snapshot, ordered: list[Pod], jobs: int) -> list[li
 
 # The work of the forked workers: set in the parent just before the fork, inherited by the children.
 _FORKED: Callable[[list[int]], list[tuple[int, Any]]] | None = None
+# Where the workers leave results of at least _SPOOL_ABOVE bytes (pickled) for the parent: a directory of
+# this run's own, set before the fork like _FORKED (None: every result goes through the executor's pipe).
+_SPOOL: str | None = None
+_SPOOL_ABOVE = 1 << 18
+# Groups handed to the executor ahead of the one the writer waits for, per worker: enough that a worker
+# always finds its next group queued, few enough that a slow reader of the output (a pager, a full pipe)
+# does not let the workers pile up every pod's text (megabytes each at 5,000 nodes) in memory.
+_AHEAD_PER_WORKER = 3
 
 
-def _run_group(indices: list[int]) -> list[tuple[int, Any]]:
+@dataclasses.dataclass(frozen=True)
+class _Spooled:
+    """A worker's result left in a file of the spool directory: its pickle, read (and removed) here."""
+
+    path: str
+    indices: list[int]  # the group's, to diagnose here if the file cannot be read
+
+    def take(self) -> list[tuple[int, Any]] | None:
+        """The results, or None when the file cannot be read back whole."""
+        import os
+        import pickle
+
+        try:
+            with open(self.path, "rb") as f:
+                result: list[tuple[int, Any]] = pickle.loads(f.read())
+        except (OSError, EOFError, pickle.UnpicklingError):
+            return None
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+        return result
+
+
+def _run_group(indices: list[int]) -> list[tuple[int, Any]] | _Spooled:
+    """A group's results, in a file when they are large (a pod's -o json text: 2.8 MB at 5,000 nodes).
+
+    The executor sends every result through one pipe of 64 KB that its workers share under a lock: a
+    worker blocked for each refill until this process's reading thread got a core the workers hold, and
+    the other worker waited for the lock (~2 ms per pod at 5,000 nodes, benchmarks/README.md). A file in
+    memory (/dev/shm) takes the text at once; the executor then carries only its name."""
     assert _FORKED is not None, "a worker forked from diagnose_snapshot"
-    return _FORKED(indices)
+    result = _FORKED(indices)
+    if _SPOOL is None:
+        return result
+    import os
+    import pickle
+
+    data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    if len(data) < _SPOOL_ABOVE:
+        return result
+    path = os.path.join(_SPOOL, f"{os.getpid()}-{indices[0]}")
+    try:
+        with open(path, "xb") as f:
+            f.write(data)
+    except OSError:  # the directory full (a container's small /dev/shm) or gone: the pipe, as before
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        return result
+    return _Spooled(path, indices)
+
+
+def _spool_directory() -> str | None:
+    """A new directory for the workers' results: in /dev/shm (memory) where there is one, else the
+    system's temporary directory; None when neither can be written (every result then takes the pipe)."""
+    import os
+    import tempfile
+
+    shm = "/dev/shm"
+    where = shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
+    try:
+        return tempfile.mkdtemp(prefix="kdiagnose-", dir=where)
+    except OSError:
+        return None
 
 
 def _in_workers(
@@ -328,13 +396,15 @@ def _in_workers(
 
     The snapshot and the scheduler are built: the children share them copy-on-write (the snapshot is
     gc-frozen by the load; what was built since is frozen here too, so the children's collections do not
-    touch its pages). A group is handed to whichever worker is free; results that arrive ahead of the
-    next index wait here (a few pods' texts: the workers take the groups in index order)."""
-    global _FORKED
+    touch its pages). A group is handed to whichever worker is free, a few ahead of the one the writer
+    waits for (_AHEAD_PER_WORKER); results that arrive ahead of the next index wait here."""
+    global _FORKED, _SPOOL
     import gc
     import multiprocessing
+    import queue
+    import shutil
     import sys
-    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+    from concurrent.futures import Future, ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     for stream in (sys.stdout, sys.stderr):
@@ -342,9 +412,19 @@ def _in_workers(
         with contextlib.suppress(AttributeError, OSError, ValueError):
             stream.flush()
     _FORKED = work
+    _SPOOL = _spool_directory()
     ready: dict[int, Any] = {}
     order = sorted(i for g in groups for i in g)
     at = 0
+    # Each future hands itself over when it is done (the executor's thread runs the callback), so a
+    # result costs the same whatever the number of groups: concurrent.futures.wait over the set of
+    # pending futures locks every one of them at each call, a million lock operations for 1,000 pods in
+    # this process, which shares the cores with the workers (benchmarks/README.md). No future is kept
+    # here: once its result is read nothing may hold it, or every pod's text stays alive to the end.
+    finished: queue.SimpleQueue[Future[list[tuple[int, Any]] | _Spooled]] = queue.SimpleQueue()
+    workers = min(jobs, len(groups))
+    ahead = workers * _AHEAD_PER_WORKER
+    submitted = received = 0
     # gc.unfreeze thaws every frozen object, not only what this freeze added: when the load froze the
     # snapshot already (load/gcpause.py), thawing it would make every later collection in this process
     # walk 150,000 pods again. Only a freeze this function started alone is undone.
@@ -352,23 +432,40 @@ def _in_workers(
     gc.freeze()
     # An executor, not multiprocessing.Pool: a worker that dies (killed, out of memory) breaks the pool
     # with an error instead of leaving this process waiting for its result forever (as load/parallel.py).
-    pool = ProcessPoolExecutor(min(jobs, len(groups)), mp_context=multiprocessing.get_context("fork"))
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+
+    def submit() -> None:
+        # Running ahead: the groups handed out and not yet back, and the results back before their turn
+        # (a slow pod in one worker must not let the other pile up texts behind it). Groups go in the
+        # order of their first index, and the one holding the index the writer waits for is always
+        # handed out (else the wait below would never end), whatever `ahead` is.
+        nonlocal submitted
+        while submitted < len(groups) and (
+            submitted - received + len(ready) < ahead
+            or (at < len(order) and groups[submitted][0] <= order[at])
+        ):
+            pool.submit(_run_group, groups[submitted]).add_done_callback(finished.put)
+            submitted += 1
+
     try:
         # With the fork start method the executor forks all its workers at the first submit.
-        live: set[Future[list[tuple[int, Any]]]] = {pool.submit(_run_group, g) for g in groups}
+        submit()
         if not frozen_before:
             gc.unfreeze()
         try:
-            while live:
-                # A finished future keeps its result: once read, nothing here may hold it, or every pod's
-                # text (megabytes each at 5,000 nodes) stays alive until the last one is written.
-                done, live = wait(live, return_when=FIRST_COMPLETED)
-                for future in done:
-                    ready.update(future.result())
-                del done, future
+            while received < len(groups):
+                got = finished.get().result()
+                received += 1
+                if isinstance(got, _Spooled):
+                    # The file removed or cut short by someone else: the group is diagnosed here.
+                    ready.update(got.take() or work(got.indices))
+                else:
+                    ready.update(got)
+                del got
                 while at < len(order) and order[at] in ready:
                     yield order[at], ready.pop(order[at])
                     at += 1
+                submit()
         except BrokenProcessPool:
             # This process diagnoses what the workers did not deliver: the same bytes, only later.
             delivered = set(ready) | set(order[:at])
@@ -382,7 +479,9 @@ def _in_workers(
         pool.shutdown(wait=True, cancel_futures=True)
         if not frozen_before:
             gc.unfreeze()
-        _FORKED = None
+        if _SPOOL is not None:
+            shutil.rmtree(_SPOOL, ignore_errors=True)
+        _FORKED = _SPOOL = None
 
 
 def diagnose_snapshot(
