@@ -389,6 +389,32 @@ def _spool_directory() -> str | None:
         return None
 
 
+def _exit_on_sigterm() -> bool:
+    """SIGTERM (a CI job's timeout, `kill`) raises SystemExit(143) here while the workers run, so that the
+    spool directory is removed on the way out; False when the default action stays (another handler was
+    set by whoever runs kdiagnose, or this is not the main thread, where none can be set)."""
+    import signal
+
+    def terminated(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    try:
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            return False
+        signal.signal(signal.SIGTERM, terminated)
+    except ValueError:
+        return False
+    return True
+
+
+def _default_sigterm() -> None:
+    """In each worker: SIGTERM ends it as before (the parent then diagnoses what it did not deliver),
+    instead of the parent's SystemExit, which the executor would carry back as the group's result."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _in_workers(
     groups: list[list[int]], work: Callable[[list[int]], list[tuple[int, Any]]], jobs: int
 ) -> Iterator[tuple[int, Any]]:
@@ -412,6 +438,7 @@ def _in_workers(
         with contextlib.suppress(AttributeError, OSError, ValueError):
             stream.flush()
     _FORKED = work
+    terminate = _exit_on_sigterm()
     _SPOOL = _spool_directory()
     ready: dict[int, Any] = {}
     order = sorted(i for g in groups for i in g)
@@ -432,7 +459,9 @@ def _in_workers(
     gc.freeze()
     # An executor, not multiprocessing.Pool: a worker that dies (killed, out of memory) breaks the pool
     # with an error instead of leaving this process waiting for its result forever (as load/parallel.py).
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    pool = ProcessPoolExecutor(
+        workers, mp_context=multiprocessing.get_context("fork"), initializer=_default_sigterm
+    )
 
     def submit() -> None:
         # Running ahead: the groups handed out and not yet back, and the results back before their turn
@@ -482,6 +511,10 @@ def _in_workers(
         if _SPOOL is not None:
             shutil.rmtree(_SPOOL, ignore_errors=True)
         _FORKED = _SPOOL = None
+        if terminate:
+            import signal
+
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def diagnose_snapshot(

@@ -158,3 +158,41 @@ def test_spooled_pod_texts_are_the_serial_bytes(forks: list[int]) -> None:
         mp.setattr(pipeline._Spooled, "take", take)
         assert _written(_snapshot(items), 2) == serial
     assert forks == [2] and taken
+
+
+_TERMINATED = """
+import os, sys, time
+sys.path.insert(0, {root!r})
+from kdiagnose import pipeline
+
+def slow(indices):
+    time.sleep(0.3)
+    return [(i, b"x" * (1 << 19)) for i in indices]
+
+for i, _ in pipeline._in_workers([[i] for i in range(200)], slow, 2):
+    if i == 0:
+        print(pipeline._SPOOL, flush=True)
+"""
+
+
+def test_a_terminated_run_removes_its_spool_directory(tmp_path: Path) -> None:
+    """SIGTERM (a CI job's timeout) while the workers run: the run ends with 143 and leaves no directory
+    of texts behind in memory (/dev/shm is not cleared until the machine restarts)."""
+    import signal
+    import subprocess
+    import sys
+
+    root = str(Path(__file__).resolve().parent.parent)
+    script = tmp_path / "terminated.py"
+    script.write_text(_TERMINATED.format(root=root))
+    child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        spool = child.stdout.readline().strip()
+        assert spool and Path(spool).is_dir()
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(timeout=60) == 128 + signal.SIGTERM
+    finally:
+        child.kill()
+        child.wait()
+    assert not Path(spool).exists()
