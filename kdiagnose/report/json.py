@@ -379,7 +379,9 @@ def _node_map(pr: PodReport, pools: dict[str, str], names: _Names | None = None)
     vstats = list(d.verdicts.values())
     succ = list(map(is_, vstats, repeat(SUCCESS)))
     feas = list(compress(vnames, succ))
-    out: dict[str, bytes] = {}  # each node's entry after its `"name": `
+    rej_names: list[str] = []
+    rej_entries: list[bytes] = []  # the entries after their `"name": `, rejected nodes in verdict order
+    feas_entries: list[bytes] = []  # and feasible ones
     if len(feas) != len(vnames):
         fails = list(map(not_, succ))
         rej_names = list(compress(vnames, fails))
@@ -408,7 +410,7 @@ def _node_map(pr: PodReport, pools: dict[str, str], names: _Names | None = None)
                 ),
                 8,
             )
-        out.update(zip(rej_names, map(bodies.__getitem__, keys), strict=True))
+        rej_entries = list(map(bodies.__getitem__, keys))
     if feas:
         if not all(map(totals.__contains__, feas)):
             return None
@@ -418,7 +420,16 @@ def _node_map(pr: PodReport, pools: dict[str, str], names: _Names | None = None)
         for col in weighted:  # sum(weighted) per node: 0 + the first column + the next ..., in column order
             total = list(map(add, total, col))
         rows = zip(names.pool_texts(feas), *vals, total, *weighted, strict=True)
-        out.update(zip(feas, map(feasible_tpl.__mod__, rows), strict=True))
+        feas_entries = list(map(feasible_tpl.__mod__, rows))
+    if not d.not_evaluated and names.every == vnames:
+        # The verdicts are in name order already (the snapshot's node order, as every pod before): each
+        # node's entry is the next of its kind, taken by the verdict column (False: rejected, True:
+        # feasible) without a dict of the entries or a sort.
+        sources = (iter(rej_entries), iter(feas_entries))
+        entries = list(map(next, map(sources.__getitem__, succ)))
+        return _joined(names.prefixes(names.every), entries)
+    out: dict[str, bytes] = dict(zip(rej_names, rej_entries, strict=True))
+    out.update(zip(feas, feas_entries, strict=True))
     counted = d.absent if d.absent_counted else None
     if d.not_evaluated:
         pad: dict[str | None, bytes] = {}
@@ -444,18 +455,23 @@ def _node_map(pr: PodReport, pools: dict[str, str], names: _Names | None = None)
             out[name] = body
         if len(out) != len(vnames) + len(d.not_evaluated):
             return None  # a node not evaluated twice: the plain path writes its entry once
-    # One join of (name, entry, separator) triples in name order: no string per entry made only to be
-    # copied into the map's text.
+    # In name order (the rank every pod's map shares).
     order = names.in_order(out)
-    parts: list[bytes] = [_ENTRY_SEP] * (3 * len(order))
-    parts[0::3] = names.prefixes(order)
-    parts[1::3] = list(map(out.__getitem__, order))
-    if parts:
-        parts[-1] = b""
-    return b"".join(parts)
+    return _joined(names.prefixes(order), list(map(out.__getitem__, order)))
 
 
 _ENTRY_SEP = b",\n"
+
+
+def _joined(prefixes: list[bytes], entries: list[bytes]) -> bytes:
+    """One join of (name, entry, separator) triples: no string per entry made only to be copied into the
+    map's text."""
+    parts: list[bytes] = [_ENTRY_SEP] * (3 * len(entries))
+    parts[0::3] = prefixes
+    parts[1::3] = entries
+    if parts:
+        parts[-1] = b""
+    return b"".join(parts)
 
 
 def _pod_parts(pr: PodReport, pools: dict[str, str], names: _Names) -> list[bytes]:
