@@ -438,8 +438,6 @@ def _in_workers(
         with contextlib.suppress(AttributeError, OSError, ValueError):
             stream.flush()
     _FORKED = work
-    terminate = _exit_on_sigterm()
-    _SPOOL = _spool_directory()
     ready: dict[int, Any] = {}
     order = sorted(i for g in groups for i in g)
     at = 0
@@ -476,6 +474,10 @@ def _in_workers(
             pool.submit(_run_group, groups[submitted]).add_done_callback(finished.put)
             submitted += 1
 
+    # Set just before the `try` whose `finally` undoes them (nothing that can fail comes between): the
+    # handler is put back and the directory removed however the run ends.
+    terminate = _exit_on_sigterm()
+    _SPOOL = _spool_directory()
     try:
         # With the fork start method the executor forks all its workers at the first submit.
         submit()
