@@ -213,6 +213,9 @@ def main(argv: list[str] | None = None) -> None:
                 "# kubectl 1.26+ completes `kubectl kdiagnose <TAB>` itself, with kubectl_complete-kdiagnose\n"
                 "# (installed beside kubectl-kdiagnose); this script completes the kubectl-kdiagnose command."
             )
+    from kdiagnose.commands.common import set_hard_exit
+
+    set_hard_exit(argv is None)
     try:
         rc = app(args=args, prog_name=prog, standalone_mode=False)
     except NoArgsIsHelpError as e:
@@ -227,7 +230,22 @@ def main(argv: list[str] | None = None) -> None:
         print(f"kdiagnose: error: {' '.join(e.format_message().split())}", file=sys.stderr)
         sys.exit(e.exit_code)
     _flush_stdout()
-    sys.exit(rc if isinstance(rc, int) else 0)
+    _exit(rc if isinstance(rc, int) else 0, hard=argv is None)
+
+
+def _exit(code: int, *, hard: bool) -> None:
+    """The process's end. When a command kept what it loaded (commands/common.py `held`) and this is the
+    program itself (not main() called with arguments, as the tests do), os._exit after flushing: the
+    kernel frees the snapshot at once instead of Python freeing its millions of objects one by one. Every
+    file the run wrote is closed by then; worker pools and spool directories were shut down and removed
+    where they were used."""
+    from kdiagnose.commands.common import held, set_hard_exit
+
+    if hard and held:
+        sys.stderr.flush()
+        os._exit(code)
+    set_hard_exit(False)
+    sys.exit(code)
 
 
 def _flush_stdout() -> None:

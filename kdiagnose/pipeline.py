@@ -602,8 +602,8 @@ def diagnose_snapshot(
         if any(c > 1 for c in owners.values()):
             stream = None
 
-    # One collection per pod, after its diagnosis and its text (load/gcpause.py PerItemGC).
-    per_pod_gc = PerItemGC()
+    # One collection per pod, after its diagnosis and its text (load/gcpause.py PerItemGC); none for one pod.
+    per_pod_gc = PerItemGC(collect=len(selected) > 1)
 
     def one(pod: Pod) -> PodReport:
         # What the pod's own state says (live mode triages from the API objects itself, commands/live.py).

@@ -371,6 +371,18 @@ def test_per_pod_collection_finds_each_pods_cycles_and_restores_the_collector() 
         with per:
             pass
         assert not gc.isenabled()
+        # A loop of one item (collect=False): off inside, back on after, its cycle left to a later collection.
+        gc.enable()
+        single = gcpause.PerItemGC(collect=False)
+        with single:
+            assert not gc.isenabled()
+            cyc = Node()
+            left = weakref.ref(cyc)
+            del cyc
+        assert gc.isenabled()
+        assert left() is not None
+        gc.collect()
+        assert left() is None
     finally:
         if was:
             gc.enable()

@@ -11,6 +11,7 @@ from typing import Any
 
 import typer
 
+from kdiagnose.commands.common import keep_until_exit
 from kdiagnose.errors import InputError, UsageError
 
 __all__ = ["OUTPUTS", "check_command"]
@@ -296,6 +297,7 @@ def _load(
             f"{', '.join(snapshot_paths)}: the snapshot has no Node objects: nothing to place the workloads on "
             "(dump the nodes too: kubectl get nodes -o yaml)"
         )
+    keep_until_exit(snap)
     return snap, workloads, other, snapshot_paths
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from kdiagnose.commands.common import dialect_option
+from kdiagnose.commands.common import dialect_option, keep_until_exit
 from kdiagnose.errors import UsageError
 from kdiagnose.exitcodes import ExitCode
 
@@ -117,6 +117,7 @@ def diagnose_command(
         pools = load_pools(pools_file)
     # Without --k8s-version the release is known only once the dump is read (from its kubelets).
     snapshot, loaded = load_snapshot(files, explicit)
+    keep_until_exit(snapshot, loaded)
     require_known_kinds(snapshot, loaded, files)
     dialect = snapshot.dialect
     profiles = None
@@ -161,6 +162,7 @@ def diagnose_command(
         # The pods in worker processes too (--jobs / KDIAGNOSE_JOBS, as the load): -o json and human.
         jobs=parallel_jobs(),
     )
+    keep_until_exit(report)
     if stream is not None and binary is not None:
         stream.finish(report)
         binary.flush()

@@ -189,6 +189,7 @@ def build_live_report(
     as they are diagnosed, in the worker processes when there are several (pipeline.diagnose_snapshot's
     `sink` and `jobs`); the report then keeps what the rest of the output and the exit code read, and the
     caller calls `sink.finish(report)`."""
+    from kdiagnose.commands.common import keep_until_exit
     from kdiagnose.load.cluster import no_gc
     from kdiagnose.load.parallel import jobs
     from kdiagnose.load.snapshot import build_snapshot
@@ -225,6 +226,7 @@ def build_live_report(
                 admit=True,
                 unreadable=fetched.unreadable,
             )
+    keep_until_exit(fetched, snap)
     live = _LivePod(
         fetched, triage, events, nodes, snap, now, profiles is not None, extenders or [], out_of_tree or {}
     )
