@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from kdiagnose.cli import main
+from kdiagnose.errors import UsageError
 from tests.fake_apiserver import FakeAPIServer
 from tests.layout import cluster
 from tests.test_live import SEED, _objects, live_json
@@ -188,3 +189,24 @@ def test_pod_takes_kubectls_forms(form: str, tmp_path: Path) -> None:
         code, doc = live_json(srv, tmp_path, "pod", form)
     assert code == 1
     assert [p["pod"] for p in doc["pods"]] == ["default/hello-web-new"]
+
+
+def test_named_pods_are_found_pending_or_bound_in_the_order_asked() -> None:
+    from kdiagnose.load.raw import RawObject
+    from kdiagnose.load.snapshot import build_snapshot
+    from kdiagnose.pipeline import select_pods
+    from kdiagnose.scheduler.profiles import default_profile
+    from kdiagnose.versions import dialect_for
+
+    dialect = dialect_for("v1.34.1")
+    objs = cluster.many_owners()
+    snap = build_snapshot([RawObject(o, "x") for o in objs], dialect)
+    bound = next(p for p in snap.pods if p.node_name)
+    pending = [p for p in snap.pods if not p.node_name]
+    assert pending and bound
+    asked = [pending[-1].key, bound.key, pending[0].key]
+    got, _ = select_pods(snap, [default_profile(dialect)], pods=asked)
+    assert [p.key for p in got] == asked
+    assert got[1] is bound and got[0] is pending[-1]
+    with pytest.raises(UsageError, match="pod default/nope not found"):
+        select_pods(snap, [default_profile(dialect)], pods=[pending[0].key, "default/nope"])

@@ -409,3 +409,27 @@ def test_partial_dump_warnings_name_namespaces_and_missing_nodes() -> None:
         "Resource, affinity and spread checks may be wrong",
         "2 node(s) that pods are bound to are missing from the input (e.g. node-x): was the node list filtered?",
     ]
+
+
+def test_idle_work_runs_once_in_this_process_after_the_workers_are_forked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import multiprocessing
+
+    path = _write(tmp_path, [*_nodes(), *EDGE_PODS])
+    calls: list[tuple[int, int]] = []  # (pid, live worker processes) at each call
+
+    def work() -> None:
+        calls.append((os.getpid(), len(multiprocessing.active_children())))
+
+    with parallel.idle_work(work):
+        par = _load(path, 2)
+        assert PARALLEL_RESULTS == [True]
+        _load(path, 2)  # a second load in the block: the work was done once
+    assert calls == [(os.getpid(), 2)]
+    assert _view(par) == _view(_load(path, 1))
+    # Outside the block, and a load without workers inside one: not run.
+    _load(path, 2)
+    with parallel.idle_work(work):
+        _load(path, 1)
+    assert len(calls) == 1

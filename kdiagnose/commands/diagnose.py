@@ -106,8 +106,9 @@ def diagnose_command(
     explicit = dialect_option(k8s_version) if k8s_version is not None else None
     _set_jobs(jobs)
     from kdiagnose.load.dump import load_snapshot, require_known_kinds
+    from kdiagnose.load.parallel import idle_work
     from kdiagnose.load.parallel import jobs as parallel_jobs
-    from kdiagnose.pipeline import diagnose_snapshot
+    from kdiagnose.pipeline import diagnose_snapshot, import_ahead
     from kdiagnose.results import MAX_REMEDIES
 
     pools = None
@@ -116,7 +117,8 @@ def diagnose_command(
 
         pools = load_pools(pools_file)
     # Without --k8s-version the release is known only once the dump is read (from its kubelets).
-    snapshot, loaded = load_snapshot(files, explicit)
+    with idle_work(import_ahead):
+        snapshot, loaded = load_snapshot(files, explicit)
     keep_until_exit(snapshot, loaded)
     require_known_kinds(snapshot, loaded, files)
     dialect = snapshot.dialect

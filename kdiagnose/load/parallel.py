@@ -14,8 +14,10 @@ Files below PARALLEL_MIN_BYTES are not worth the processes.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -29,6 +31,7 @@ __all__ = [
     "JOBS_ENV",
     "PARALLEL_MIN_BYTES",
     "default_jobs",
+    "idle_work",
     "jobs",
     "load_in_parallel",
     "load_json_list_parallel",
@@ -45,6 +48,21 @@ MIN_RANGE_BYTES = 8 << 20
 
 _jobs: int | None = None
 _SESSIONS = itertools.count()
+# What this process does while the workers decode its first range (idle_work): it would only wait then.
+_idle: list[Callable[[], None]] = []
+
+
+@contextlib.contextmanager
+def idle_work(fn: Callable[[], None]) -> Iterator[None]:
+    """Run `fn` once during the loads inside the block, in this process while the workers decode, after
+    they are forked (a thread would be forked into them holding who knows which lock). A load that takes
+    no workers does not run it."""
+    _idle.append(fn)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            _idle.remove(fn)
 
 
 def default_jobs() -> int:
@@ -150,7 +168,11 @@ def load_in_parallel(path: Path, f: BinaryIO, source: str) -> tuple[list[RawObje
     # with an error instead of leaving the parent waiting for its result forever.
     pool = ProcessPoolExecutor(min(n, count), mp_context=fork_context())
     try:
-        for got in pool.map(_work, tasks):
+        # map submits every task at once, so every worker is forked when it returns.
+        results = pool.map(_work, tasks)
+        while _idle:
+            _idle.pop(0)()
+        for got in results:
             if got == "fallback":
                 raise _Fallback
             if got == "serial":
