@@ -323,11 +323,15 @@ def test_report_with_remembered_spread_domains_equals_the_plain_report(
     assert doc() == fast
 
 
-def test_per_pod_collection_finds_each_pods_cycles_and_restores_the_collector() -> None:
+def test_per_pod_collection_finds_each_pods_cycles_and_restores_the_collector(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import gc
     import weakref
 
     from kdiagnose.load import gcpause
+
+    monkeypatch.setattr(gcpause, "LITTLE_GARBAGE", 0)  # collecting every item throughout (no freeze mode)
 
     class Node:
         def __init__(self) -> None:
@@ -412,3 +416,69 @@ def test_pipeline_diagnoses_each_pod_under_the_per_pod_collection(monkeypatch: p
     monkeypatch.setattr(gcpause.PerItemGC, "__enter__", lambda self: None)
     monkeypatch.setattr(gcpause.PerItemGC, "__exit__", lambda self, *exc: None)
     assert report_document(pipeline.diagnose_snapshot(_snapshot(2, "v1.34.1"), source="varied.json")) == fast
+
+
+def test_a_loop_without_cycles_freezes_its_items_and_a_sample_with_cycles_ends_that() -> None:
+    import gc
+    import weakref
+
+    from kdiagnose.load import gcpause
+
+    class Node:
+        def __init__(self) -> None:
+            self.me = self
+
+    def tracked(o: object) -> bool:
+        return any(x is o for x in gc.get_objects())  # frozen objects are in no generation
+
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        per = gcpause.PerItemGC()
+        for _ in range(gcpause.WARMUP_ITEMS):
+            assert not per.freezing
+            with per:
+                pass
+        assert per.freezing  # the warm-up found no garbage
+        kept: list[object] = []
+        n = gcpause.WARMUP_ITEMS
+        while (n + 1) % gcpause.SAMPLE_EVERY:  # items up to the next sample are frozen, not collected
+            with per:
+                cyc = Node()
+                left = weakref.ref(cyc)
+                del cyc
+                kept.append([])
+            n += 1
+            assert gc.isenabled() and per.freezing
+            assert left() is not None  # a frozen item's cycle is not found (the price, documented)
+            assert not tracked(kept[-1])
+        # The sample item finds its cycles: LITTLE_GARBAGE of them put the loop back to collecting.
+        with per:
+            cycles = [Node() for _ in range(gcpause.LITTLE_GARBAGE)]
+            refs = [weakref.ref(c) for c in cycles]
+            del cycles
+        assert not per.freezing
+        assert all(r() is None for r in refs)
+        with per:
+            cyc = Node()
+            left = weakref.ref(cyc)
+            del cyc
+        assert left() is None  # collected after each item again
+        # A warm-up that finds garbage never freezes.
+        busy = gcpause.PerItemGC()
+        for _ in range(gcpause.WARMUP_ITEMS + 2 * gcpause.SAMPLE_EVERY):
+            with busy:
+                for _ in range(gcpause.LITTLE_GARBAGE // gcpause.WARMUP_ITEMS + 1):
+                    Node()
+            assert not busy.freezing
+        # collect=False: neither collected nor frozen.
+        single = gcpause.PerItemGC(collect=False)
+        with single:
+            fresh: list[object] = []
+        assert tracked(fresh) and not single.freezing
+    finally:
+        gc.unfreeze()
+        if was:
+            gc.enable()
+        else:
+            gc.disable()
