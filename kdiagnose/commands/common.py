@@ -15,7 +15,7 @@ __all__ = ["dialect_option", "held", "keep_until_exit", "prog_name", "set_hard_e
 
 # What a command loaded (the snapshot, the fetched objects): kept referenced until the process ends, which
 # cli.main ends with os._exit once the output is flushed. Freeing a 150,000-pod snapshot object by object
-# takes half a second (benchmarks/README.md, fifteenth round) that the kernel does in a millisecond when it
+# takes a third of a second (benchmarks/README.md, fifteenth round) that the kernel does in a millisecond when it
 # takes the process's memory back; mypy ends its runs the same way (mypy/util.py hard_exit).
 # Only when cli.main runs as the program (set_hard_exit): a command called in-process (the tests, a library
 # caller) keeps nothing.
