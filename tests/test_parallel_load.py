@@ -433,3 +433,28 @@ def test_idle_work_runs_once_in_this_process_after_the_workers_are_forked(
     with parallel.idle_work(work):
         _load(path, 1)
     assert len(calls) == 1
+
+
+def test_import_ahead_imports_every_module_the_diagnosis_imports_later() -> None:
+    # In a fresh process: after import_ahead, diagnosing the demo dump (pending pods, remedies, events)
+    # imports no other module of the replay, the remedies or the recorded events; a module renamed or
+    # moved makes import_ahead itself fail here, not on a user's big dump.
+    code = (
+        "import sys\n"
+        "from kdiagnose.pipeline import diagnose_snapshot, import_ahead\n"
+        "from kdiagnose.load.dump import load_snapshot\n"
+        f"snap, _ = load_snapshot([{str(ROOT / 'fixtures' / 'demo' / 'cluster.yaml')!r}], None)\n"
+        "import_ahead()\n"
+        "before = set(sys.modules)\n"
+        "report = diagnose_snapshot(snap)\n"
+        "assert any(not p.diagnosis.scheduled for p in report.pods)\n"
+        "late = sorted(m for m in set(sys.modules) - before if m.startswith('kdiagnose.'))\n"
+        "print(' '.join(late))\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False, timeout=120
+    )
+    assert res.returncode == 0, res.stderr
+    late = res.stdout.split()
+    prefixes = ("kdiagnose.scheduler.", "kdiagnose.remedies.", "kdiagnose.autoscaler.", "kdiagnose.recorded")
+    assert [m for m in late if m.startswith(prefixes)] == []

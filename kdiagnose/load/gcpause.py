@@ -114,9 +114,7 @@ class PerItemGC:
     def _after_item(self) -> None:
         n = self._items
         if self._freezing:
-            if n % SAMPLE_EVERY:
-                gc.freeze()
-            elif gc.collect(1) >= LITTLE_GARBAGE:
+            if n % SAMPLE_EVERY == 0 and gc.collect(1) >= LITTLE_GARBAGE:
                 self._freezing = False  # this loop does make cycles: collect each item again
             else:
                 gc.freeze()
