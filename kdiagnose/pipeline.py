@@ -32,6 +32,10 @@ class PodSink(Protocol):
     PodSections): `pod` in one process; `encode` in a worker process (what it returns is pickled to the
     parent) and `emit` in the parent, in pod key order, with workers."""
 
+    # Whether `emit` takes spool.FileText in place of a large bytes object of what `encode` returned (the
+    # text left in the worker's spool file, written out with spool.write_texts), or only bytes.
+    takes_file_texts: bool
+
     def pod(self, report: Report, pr: PodReport) -> PodReport: ...
 
     def encode(self, report: Report, pr: PodReport) -> Any: ...
@@ -344,6 +348,9 @@ _FORKED: Callable[[list[int]], list[tuple[int, Any]]] | None = None
 # this run's own, set before the fork like _FORKED (None: every result goes through the executor's pipe).
 _SPOOL: str | None = None
 _SPOOL_ABOVE = 1 << 18
+# Whether the workers store their results' large texts apart in the spool file, read back as
+# spool.FileText (written out by the sink with sendfile), or all in the pickle (_in_workers's `file_texts`).
+_FILE_TEXTS = False
 # Groups handed to the executor ahead of the one the writer waits for, per worker: enough that a worker
 # always finds its next group queued, few enough that a slow reader of the output (a pager, a full pipe)
 # does not let the workers pile up every pod's text (megabytes each at 5,000 nodes) in memory.
@@ -352,24 +359,22 @@ _AHEAD_PER_WORKER = 3
 
 @dataclasses.dataclass(frozen=True)
 class _Spooled:
-    """A worker's result left in a file of the spool directory: its pickle, read (and removed) here."""
+    """A worker's result left in a file of the spool directory (spool.write), read and removed here."""
 
     path: str
     indices: list[int]  # the group's, to diagnose here if the file cannot be read
 
     def take(self) -> list[tuple[int, Any]] | None:
-        """The results, or None when the file cannot be read back whole."""
-        import os
+        """The results (their large texts as spool.FileText when the run takes them: _FILE_TEXTS), or None
+        when the file cannot be read back whole; the file is removed either way."""
         import pickle
 
+        from kdiagnose import spool
+
         try:
-            with open(self.path, "rb") as f:
-                result: list[tuple[int, Any]] = pickle.loads(f.read())
+            result: list[tuple[int, Any]] = spool.read(self.path)
         except (OSError, EOFError, pickle.UnpicklingError):
             return None
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(self.path)
         return result
 
 
@@ -385,15 +390,13 @@ def _run_group(indices: list[int]) -> list[tuple[int, Any]] | _Spooled:
     if _SPOOL is None:
         return result
     import os
-    import pickle
 
-    data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-    if len(data) < _SPOOL_ABOVE:
-        return result
+    from kdiagnose import spool
+
     path = os.path.join(_SPOOL, f"{os.getpid()}-{indices[0]}")
     try:
-        with open(path, "xb") as f:
-            f.write(data)
+        if not spool.write(path, result, _SPOOL_ABOVE, texts_apart=_FILE_TEXTS):
+            return result
     except OSError:  # the directory full (a container's small /dev/shm) or gone: the pipe, as before
         with contextlib.suppress(OSError):
             os.unlink(path)
@@ -442,15 +445,20 @@ def _default_sigterm() -> None:
 
 
 def _in_workers(
-    groups: list[list[int]], work: Callable[[list[int]], list[tuple[int, Any]]], jobs: int
+    groups: list[list[int]],
+    work: Callable[[list[int]], list[tuple[int, Any]]],
+    jobs: int,
+    *,
+    file_texts: bool = False,
 ) -> Iterator[tuple[int, Any]]:
-    """Run `work` over the groups in `jobs` forked processes; yield its results in index order.
+    """Run `work` over the groups in `jobs` forked processes; yield its results in index order. With
+    `file_texts`, the large texts of a spooled result come as spool.FileText (see PodSink).
 
     The snapshot and the scheduler are built: the children share them copy-on-write (the snapshot is
     gc-frozen by the load; what was built since is frozen here too, so the children's collections do not
     touch its pages). A group is handed to whichever worker is free, a few ahead of the one the writer
     waits for (_AHEAD_PER_WORKER); results that arrive ahead of the next index wait here."""
-    global _FORKED, _SPOOL
+    global _FORKED, _SPOOL, _FILE_TEXTS
     import gc
     import multiprocessing
     import queue
@@ -504,6 +512,7 @@ def _in_workers(
     # handler is put back and the directory removed however the run ends.
     terminate = _exit_on_sigterm()
     _SPOOL = _spool_directory()
+    _FILE_TEXTS = file_texts
     try:
         # With the fork start method the executor forks all its workers at the first submit.
         submit()
@@ -539,6 +548,7 @@ def _in_workers(
         if _SPOOL is not None:
             shutil.rmtree(_SPOOL, ignore_errors=True)
         _FORKED = _SPOOL = None
+        _FILE_TEXTS = False
         if terminate:
             import signal
 
@@ -683,7 +693,7 @@ def diagnose_snapshot(
                     out.append((i, encode(report, one(ordered[i]))))
             return out
 
-        for i, enc in _in_workers(groups, encoded, jobs):
+        for i, enc in _in_workers(groups, encoded, jobs, file_texts=stream.takes_file_texts):
             report.pods.append(emit(report, ordered[i], enc))
     else:
         for pod in ordered:

@@ -17,9 +17,9 @@ def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     started: list[int] = []
     real = pipeline._in_workers
 
-    def counted(groups: Any, work: Any, jobs: int) -> Any:
+    def counted(groups: Any, work: Any, jobs: int, **kwargs: Any) -> Any:
         started.append(jobs)
-        return real(groups, work, jobs)
+        return real(groups, work, jobs, **kwargs)
 
     monkeypatch.setattr(pipeline, "_in_workers", counted)
     return started

@@ -196,3 +196,132 @@ def test_a_terminated_run_removes_its_spool_directory(tmp_path: Path) -> None:
         child.kill()
         child.wait()
     assert not Path(spool).exists()
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_with_file_texts_large_texts_stay_in_their_file_until_written(tmp_path: Path) -> None:
+    """A sink that takes FileTexts (the -o json stream) gets each large text as a span of the spool file
+    (removed from the directory, open until the text is gone) and writes it with sendfile, or by reading
+    it where sendfile cannot write (a file opened for appending, a buffer in memory): the same bytes."""
+    import io
+
+    from kdiagnose.spool import FileText, write_texts
+
+    before, before_files = _open_fds(), _spool_files()
+    out = list(pipeline._in_workers([[i] for i in range(6)], _made, 2, file_texts=True))
+    assert [i for i, _ in out] == list(range(6))
+    texts = [text for _, (_, text) in out]
+    assert all(isinstance(t, FileText) and len(t) == _BIG for t in texts)
+    assert _spool_files() == before_files  # the run's directory is gone, its files with it
+    assert _open_fds() - before == 6  # each spooled file still open ...
+    expected = b"".join(bytes([i]) * _BIG for i in range(6))
+    plain = tmp_path / "plain"
+    with plain.open("wb") as f:
+        f.write(b"head")  # buffered: written before the first text
+        write_texts(f, [texts[0], b"-", *texts[1:]])
+        f.write(b"tail")
+    assert plain.read_bytes() == b"head" + expected[:_BIG] + b"-" + expected[_BIG:] + b"tail"
+    appended = tmp_path / "appended"
+    appended.write_bytes(b"old")
+    with appended.open("ab") as f:  # sendfile refuses O_APPEND: read and written
+        write_texts(f, texts)
+    assert appended.read_bytes() == b"old" + expected
+    buf = io.BytesIO()
+    write_texts(buf, texts)
+    assert buf.getvalue() == expected
+    del out, texts
+    assert _open_fds() == before  # ... and closed with its last text
+
+
+def test_without_file_texts_a_spooled_result_is_read_back_whole() -> None:
+    from kdiagnose.spool import FileText
+
+    def nested(indices: list[int]) -> list[tuple[int, Any]]:
+        return [(i, ([b"a" * _BIG, b"small"], (b"b" * _BIG, "s"))) for i in indices]
+
+    before = _open_fds()
+    out = list(pipeline._in_workers([[0], [1]], nested, 2))
+    assert out == [(i, ([b"a" * _BIG, b"small"], (b"b" * _BIG, "s"))) for i in (0, 1)]
+    assert not any(isinstance(x, FileText) for _, (parts, rest) in out for x in (*parts, *rest))
+    assert _open_fds() == before
+
+
+def test_a_spool_file_whose_texts_are_cut_short_is_refused(tmp_path: Path) -> None:
+    import pickle
+
+    from kdiagnose import spool
+
+    path = str(tmp_path / "r")
+    assert spool.write(path, [(0, ([b"x" * _BIG], "kept"))], 0, texts_apart=True)
+    size = os.path.getsize(path)
+    os.truncate(path, size - 1)
+    with pytest.raises(pickle.UnpicklingError):
+        spool.read(path)
+    assert not os.path.exists(path)  # removed all the same
+    assert not spool.write(path, [(0, b"tiny")], 1 << 18, texts_apart=True)  # below the threshold: no file
+    assert not os.path.exists(path)
+
+
+def test_spooled_node_maps_written_by_sendfile_are_the_serial_bytes(forks: list[int], tmp_path: Path) -> None:
+    """Every bytes part of every pod's text out of its pickle (threshold 0), the document written to a
+    file (sendfile) and to memory: one process's bytes either way."""
+    from kdiagnose import spool
+    from kdiagnose.pipeline import diagnose_snapshot
+    from kdiagnose.report.json import PodStream
+
+    items = varied_items(30, 20, 40, 7)
+    serial = _written(_snapshot(items), 1)
+    sent: list[int] = []
+    real_sendfile = os.sendfile
+
+    def counted(out_fd: int, in_fd: int, offset: int | None, count: int) -> int:
+        n = real_sendfile(out_fd, in_fd, offset, count)
+        sent.append(n)
+        return n
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pipeline, "_SPOOL_ABOVE", 0)
+        mp.setattr(spool, "OUT_OF_BAND", 0)
+        mp.setattr(os, "sendfile", counted)
+        assert _written(_snapshot(items), 2) == serial  # in memory: read from the files
+        assert not sent
+        path = tmp_path / "out.json"
+        with path.open("wb") as f:
+            stream = PodStream(f)
+            report = diagnose_snapshot(_snapshot(items), source="varied.json", sink=stream, jobs=2)
+            stream.finish(report)
+    assert path.read_bytes() == serial
+    assert sum(sent) > len(serial) // 2  # most of the document came by sendfile
+    assert forks == [2, 2]
+
+
+def test_a_text_reaches_a_non_blocking_pipe_whole() -> None:
+    """A non-blocking stdout (some CI runners leave theirs so) that fills up: sendfile waits for room."""
+    import threading
+    import time
+
+    from kdiagnose import spool
+
+    path = "/dev/shm/kdiagnose-test-text" if Path("/dev/shm").is_dir() else "/tmp/kdiagnose-test-text"
+    text = bytes(range(256)) * (1 << 14)  # 4 MB: many times a pipe's buffer
+    assert spool.write(path, [(0, [text])], 0, texts_apart=True)
+    [(_, [span])] = spool.read(path)
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    got = bytearray()
+
+    def drain() -> None:
+        while chunk := os.read(r, 1 << 16):
+            got.extend(chunk)
+            time.sleep(0.001)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    with os.fdopen(w, "wb") as out:
+        spool.write_texts(out, [b"<", span])  # (nothing after it: a full pipe at close would refuse it)
+    reader.join(30)
+    os.close(r)
+    assert bytes(got) == b"<" + text

@@ -143,6 +143,7 @@ class _WithOthers:
         self.inner = inner
         self.others = sorted(others, key=lambda p: p.diagnosis.pod.key)
         self.streamed = False
+        self.takes_file_texts = inner.takes_file_texts
 
     def _before(self, report: Report, key: str) -> None:
         while self.others and self.others[0].diagnosis.pod.key < key:

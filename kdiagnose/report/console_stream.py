@@ -61,6 +61,9 @@ class Section:
 class PodSections:
     """The pipeline's sink for `-o human`: `pod` in one process; `encode` in a worker, `emit` here."""
 
+    # A section's texts are str, never a spool.FileText.
+    takes_file_texts = False
+
     def __init__(self, opts: RenderOptions, out: TextIO | None = None) -> None:
         self.opts = opts
         self.out = out

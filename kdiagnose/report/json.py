@@ -5,17 +5,19 @@ from __future__ import annotations
 import dataclasses
 from itertools import compress, repeat
 from operator import add, is_, mul, not_
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeAlias
 
 if TYPE_CHECKING:
     from kdiagnose.model.objects import Pod
     from kdiagnose.results import PodReport, Recorded, Remedy, Report
     from kdiagnose.scheduler.framework import Status
+    from kdiagnose.spool import FileText
 
 # What `slim` keeps of a pod's report, without the Pod: profile, node count, handled, chosen node, owner.
 Kept = tuple[str, int, bool, str | None, str]
-# A pod's text from a worker (its parts, _pod_parts) and what `slim` keeps of its report.
-Encoded = tuple[list[bytes], Kept]
+# A pod's text from a worker (its parts, _pod_parts; the node map left in the worker's spool file when it
+# came through one) and what `slim` keeps of its report.
+Encoded: TypeAlias = "tuple[list[bytes | FileText], Kept]"
 
 __all__ = ["API_VERSION", "pod_document", "render", "report_document", "status_document", "write"]
 
@@ -509,6 +511,9 @@ class PodStream:
     those `write` gives for the whole report: the parts before "pods" (up to "owners", empty when the
     pipeline streams) are known before the first pod, the summary after them is written last."""
 
+    # The node map of a pod a worker spooled stays in its file (pipeline._in_workers): sendfile writes it.
+    takes_file_texts = True
+
     def __init__(self, out: BinaryIO) -> None:
         self.out = out
         self.started = False
@@ -545,7 +550,7 @@ class PodStream:
     def encode(self, report: Report, pr: PodReport) -> Encoded:
         if self._names is None:
             self._names = _Names(report.node_pools)
-        return _pod_parts(pr, report.node_pools, self._names), kept_of(pr)
+        return list(_pod_parts(pr, report.node_pools, self._names)), kept_of(pr)
 
     def emit(self, report: Report, pod: Pod, encoded: Encoded) -> PodReport:
         """Write a pod `encode` gave (in a worker) and return what `slim` would keep of its report."""
@@ -553,7 +558,9 @@ class PodStream:
         started = self._start(report)
         # _pods_parts does not depend on the pods: a refusal would have come before the workers started.
         assert started, "the parallel path needs the streamed document"
-        self.out.writelines(parts)
+        from kdiagnose.spool import write_texts
+
+        write_texts(self.out, parts)
         return from_kept(pod, kept)
 
     def finish(self, report: Report) -> None:
