@@ -230,6 +230,10 @@ class FakeAPIServer:
         # server or a proxy does), "drop-once" (that, for the first matching request only).
         self.faults: dict[str, str] = {}
         self.requests: list[tuple[str, str]] = []  # (method, path with query) of every request
+        # Answers kept by (method, path, credentials) once encoded, for requests without a fault: a server
+        # that costs a benchmark's client cores no encoding after the first read (benchmarks/live.py --remote).
+        self.remember_answers = False
+        self._answers: dict[tuple[str, str, str], tuple[int, str, bytes]] = {}
         self._lock = threading.Lock()
         self._rv = 1000
         self._list_cache: dict[tuple[Any, ...], list[Obj]] = {}
@@ -574,6 +578,13 @@ def _make_handler(server: FakeAPIServer) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True  # no status line: the client sees the connection go away
                 return
             path = self.path
+            # By the credentials too: a request with another token is answered (and refused) afresh.
+            memo = (self.command, path, self.headers.get("Authorization") or "")
+            kept = server._answers.get(memo) if server.remember_answers and not fault else None
+            if kept is not None:
+                server._log(self.command, path)
+                self._answer(*kept)
+                return
             if fault == "repeat-continue":  # every page is the first page, with the same token
                 path = "&".join(p for p in path.split("&") if not p.startswith("continue="))
             try:
@@ -598,6 +609,11 @@ def _make_handler(server: FakeAPIServer) -> type[BaseHTTPRequestHandler]:
             elif fault == "html":
                 content_type = "text/html"
                 data = b"<!DOCTYPE html><html><body><h1>Sign in</h1></body></html>"
+            if server.remember_answers and not fault and self.command == "GET":
+                server._answers[memo] = (code, content_type, data)
+            self._answer(code, content_type, data, fault)
+
+        def _answer(self, code: int, content_type: str, data: bytes, fault: str = "") -> None:
             try:
                 self.send_response(code)
                 self.send_header("Content-Type", content_type)

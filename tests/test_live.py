@@ -1138,3 +1138,34 @@ def test_live_v136_does_not_read_device_taint_rules(tmp_path: Path) -> None:
     assert not any("devicetaintrules" in p for p in paths)
     assert verdicts(doc, "ml/llm-finetune-0")["gpu-a100-1"][0] == "Feasible"
     assert not any(_MISSING_RULES_NOTE in n for n in pod_doc(doc, "ml/llm-finetune-0")["notes"])
+
+
+def test_a_server_that_remembers_its_answers_gives_the_same_report(tmp_path: Path) -> None:
+    """benchmarks/live.py --remote: the fake server sends the bytes it encoded before for the same request
+    and credentials (its encoding then costs a benchmark's cores nothing), the report is the same, and a
+    request with other credentials is still refused."""
+    objects = [*_objects(SEED), *_many_pods(1200)]
+    with FakeAPIServer(objects) as srv:
+        _, fresh = live_json(srv, tmp_path, "pods", "-A")
+    with FakeAPIServer(objects) as srv:
+        srv.remember_answers = True
+        calls: list[str] = []
+        real = srv.handle
+
+        def handle(method: str, raw_path: str, headers: dict[str, str]) -> tuple[int, Obj]:
+            calls.append(raw_path)
+            return real(method, raw_path, headers)
+
+        srv.handle = handle  # type: ignore[method-assign]
+        _, first = live_json(srv, tmp_path, "pods", "-A")
+        answered = len(calls)
+        _, again = live_json(srv, tmp_path, "pods", "-A")
+        assert answered and len(calls) == answered  # the second read encoded nothing
+        req = urllib.request.Request(
+            f"{srv.url}/api/v1/pods?limit=500", headers={"Authorization": "Bearer someone-else"}
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(req, timeout=5)
+        assert refused.value.code == 401
+    assert first == again
+    assert {**first, "source": ""} == {**fresh, "source": ""}  # the port in "source" is another server's
