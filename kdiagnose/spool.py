@@ -44,7 +44,7 @@ class _Open:
 
 class FileText:
     """`length` bytes of an open spool file from `offset`: a large text of a worker's result, read by
-    `write_texts` (or `to_bytes`) only."""
+    `write_texts` only."""
 
     __slots__ = ("file", "length", "offset")
 
@@ -55,12 +55,6 @@ class FileText:
 
     def __len__(self) -> int:
         return self.length
-
-    def to_bytes(self) -> bytes:
-        data = os.pread(self.file.fd, self.length, self.offset)
-        if len(data) != self.length:
-            raise OSError(f"spool file {self.file.name!r} ends before its text")
-        return data
 
     def write_to(self, out: BinaryIO) -> None:
         """The text written to `out` after what `out` holds: by sendfile when `out` is a file descriptor's
@@ -112,14 +106,16 @@ def write_texts(out: BinaryIO, parts: Iterable[bytes | FileText]) -> None:
 
 
 class _Pickler(pickle.Pickler):
-    def __init__(self, file: BinaryIO, apart: bool) -> None:
+    """Large bytes objects stored apart. The pickler calls persistent_id for every object it writes: a
+    result without texts to keep apart (the human report's sections) is pickled the ordinary way."""
+
+    def __init__(self, file: BinaryIO) -> None:
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self.apart = apart
         self.texts: list[bytes] = []
         self.size = 0
 
     def persistent_id(self, obj: Any) -> Any:
-        if self.apart and type(obj) is bytes and len(obj) >= OUT_OF_BAND:
+        if type(obj) is bytes and len(obj) >= OUT_OF_BAND:
             self.texts.append(obj)
             at = self.size
             self.size += len(obj)
@@ -135,13 +131,18 @@ def write(path: str, result: Any, smaller_than: int, *, texts_apart: bool) -> bo
     was made)."""
     buf = io.BytesIO()
     buf.write(bytes(_HEAD))
-    pickler = _Pickler(buf, texts_apart)
-    pickler.dump(result)
+    texts: list[bytes] = []
+    if texts_apart:
+        apart = _Pickler(buf)
+        apart.dump(result)
+        texts = apart.texts
+    else:
+        pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(result)
     head = buf.getbuffer()
-    if len(head) + pickler.size < smaller_than:
+    if len(head) + sum(map(len, texts)) < smaller_than:
         return False
     head[:_HEAD] = (len(head) - _HEAD).to_bytes(_HEAD, "little")
-    chunks: list[memoryview | bytes] = [head, *pickler.texts]
+    chunks: list[memoryview | bytes] = [head, *texts]
     with open(path, "xb", buffering=0) as f:
         for data in chunks:
             view = memoryview(data)
